@@ -1,0 +1,159 @@
+// Package config owns engram's settings: every ENGRAM_* environment variable,
+// their defaults, and the validation that turns a bad value into an error
+// naming the variable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Config is the whole of engram's configuration. Field names map to
+// ENGRAM_<SPLIT_WORDS>; none carries an envconfig tag, because a tagged field
+// silently falls back to the unprefixed variable of the same name.
+type Config struct {
+	// Home is the data directory (database, logs, spool, recollections).
+	Home string `split_words:"true"`
+	// ClaudeConfigDir is Claude Code's own directory; read from
+	// CLAUDE_CONFIG_DIR, not from an ENGRAM_ variable.
+	ClaudeConfigDir string `ignored:"true"`
+
+	LogLevel string `split_words:"true" default:"info"`
+
+	// StopHookDeadline bounds the whole Stop hook; past it the capture is
+	// spooled instead of stored.
+	StopHookDeadline time.Duration `split_words:"true" default:"3s"`
+	// PromptHookDeadline bounds the UserPromptSubmit hook.
+	PromptHookDeadline time.Duration `split_words:"true" default:"150ms"`
+	// ToolResultMax is how many bytes of one tool result a capture keeps.
+	ToolResultMax int `split_words:"true" default:"2000"`
+	// ToolInputMax is how many bytes of a tool call's rendered input a capture keeps.
+	ToolInputMax int `split_words:"true" default:"300"`
+	// CaptureMax bounds the text of one capture (one turn).
+	CaptureMax int `split_words:"true" default:"65536"`
+	// MaxLine is the longest transcript line parsed; longer lines are skipped.
+	MaxLine int64 `split_words:"true" default:"33554432"`
+
+	// LLM settings; no base URL and no key means the offline extractor.
+	LLMBaseURL     string        `split_words:"true"`
+	LLMAPIKey      string        `split_words:"true"`
+	LLMModel       string        `split_words:"true" default:"gpt-4.1-mini"`
+	LLMTimeout     time.Duration `split_words:"true" default:"30s"`
+	LLMConcurrency int           `split_words:"true" default:"4"`
+	LLMMaxCalls    int           `split_words:"true" default:"200"`
+	EmbedModel     string        `split_words:"true"`
+	EmbedBaseURL   string        `split_words:"true"`
+
+	// SweepWindow is how recently a session must have been active for the
+	// worker to sweep its transcript for late lines.
+	SweepWindow time.Duration `split_words:"true" default:"72h"`
+}
+
+// Load reads the configuration from the process environment.
+func Load() (Config, error) {
+	lookup := os.LookupEnv
+	var c Config
+	if err := envconfig.Process("engram", &c); err != nil {
+		return Config{}, describe(err)
+	}
+	home, _ := lookup("HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	if c.Home == "" {
+		if home == "" {
+			return Config{}, errors.New("ENGRAM_HOME is not set and the home directory is unknown")
+		}
+		c.Home = filepath.Join(home, ".claude-memory")
+	}
+	if v, ok := lookup("CLAUDE_CONFIG_DIR"); ok && v != "" {
+		c.ClaudeConfigDir = v
+	} else {
+		if home == "" {
+			return Config{}, errors.New("CLAUDE_CONFIG_DIR is not set and the home directory is unknown")
+		}
+		c.ClaudeConfigDir = filepath.Join(home, ".claude")
+	}
+	if c.LLMAPIKey == "" {
+		if v, ok := lookup("OPENAI_API_KEY"); ok {
+			c.LLMAPIKey = v
+		}
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	abs := func(name, v string) {
+		if !filepath.IsAbs(v) {
+			errs = append(errs, fmt.Errorf("%s=%q: must be an absolute path", name, v))
+		}
+	}
+	abs("ENGRAM_HOME", c.Home)
+	abs("CLAUDE_CONFIG_DIR", c.ClaudeConfigDir)
+	c.Home = filepath.Clean(c.Home)
+	c.ClaudeConfigDir = filepath.Clean(c.ClaudeConfigDir)
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("ENGRAM_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	positive := func(name string, v int64) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%d: must be greater than zero", name, v))
+		}
+	}
+	positive("ENGRAM_STOP_HOOK_DEADLINE", int64(c.StopHookDeadline))
+	positive("ENGRAM_PROMPT_HOOK_DEADLINE", int64(c.PromptHookDeadline))
+	positive("ENGRAM_TOOL_RESULT_MAX", int64(c.ToolResultMax))
+	positive("ENGRAM_TOOL_INPUT_MAX", int64(c.ToolInputMax))
+	positive("ENGRAM_CAPTURE_MAX", int64(c.CaptureMax))
+	positive("ENGRAM_MAX_LINE", c.MaxLine)
+	positive("ENGRAM_LLM_TIMEOUT", int64(c.LLMTimeout))
+	positive("ENGRAM_LLM_CONCURRENCY", int64(c.LLMConcurrency))
+	positive("ENGRAM_SWEEP_WINDOW", int64(c.SweepWindow))
+	if c.LLMMaxCalls < 0 {
+		errs = append(errs, fmt.Errorf("ENGRAM_LLM_MAX_CALLS=%d: must not be negative", c.LLMMaxCalls))
+	}
+	for name, v := range map[string]string{"ENGRAM_LLM_BASE_URL": c.LLMBaseURL, "ENGRAM_EMBED_BASE_URL": c.EmbedBaseURL} {
+		if v != "" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+			errs = append(errs, fmt.Errorf("%s=%q: must start with http:// or https://", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LLMEnabled reports whether an OpenAI-compatible endpoint is configured.
+func (c Config) LLMEnabled() bool { return c.LLMBaseURL != "" || c.LLMAPIKey != "" }
+
+// DBPath is the path of the SQLite database.
+func (c Config) DBPath() string { return filepath.Join(c.Home, "memory.db") }
+
+// SpoolDir holds captures that could not be stored by a hook.
+func (c Config) SpoolDir() string { return filepath.Join(c.Home, "spool") }
+
+// LogDir holds the log files.
+func (c Config) LogDir() string { return filepath.Join(c.Home, "logs") }
+
+// ProjectsDir is where Claude Code keeps transcripts and auto-memory.
+func (c Config) ProjectsDir() string { return filepath.Join(c.ClaudeConfigDir, "projects") }
+
+// describe rewrites envconfig's errors so that they name the variable.
+func describe(err error) error {
+	var pe *envconfig.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s=%q: not a valid %s: %v", pe.KeyName, pe.Value, pe.TypeName, pe.Err)
+	}
+	return err
+}

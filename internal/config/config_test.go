@@ -1,0 +1,72 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaults(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("ENGRAM_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, ".claude-memory"); c.Home != want {
+		t.Errorf("Home=%q, want %q", c.Home, want)
+	}
+	if want := filepath.Join(home, ".claude"); c.ClaudeConfigDir != want {
+		t.Errorf("ClaudeConfigDir=%q, want %q", c.ClaudeConfigDir, want)
+	}
+	if c.LLMModel != "gpt-4.1-mini" || c.StopHookDeadline != 3*time.Second || c.LLMEnabled() {
+		t.Errorf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestVariablesAreRead(t *testing.T) {
+	t.Setenv("ENGRAM_HOME", "/data/engram")
+	t.Setenv("CLAUDE_CONFIG_DIR", "/cfg/claude")
+	t.Setenv("ENGRAM_LLM_BASE_URL", "http://127.0.0.1:11434/v1")
+	t.Setenv("ENGRAM_LLM_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "sk-fallback")
+	t.Setenv("ENGRAM_TOOL_RESULT_MAX", "123")
+	t.Setenv("ENGRAM_PROMPT_HOOK_DEADLINE", "80ms")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Home != "/data/engram" || c.ClaudeConfigDir != "/cfg/claude" {
+		t.Errorf("paths: %q %q", c.Home, c.ClaudeConfigDir)
+	}
+	if c.LLMBaseURL != "http://127.0.0.1:11434/v1" || c.LLMAPIKey != "sk-fallback" || !c.LLMEnabled() {
+		t.Errorf("llm: %q %q", c.LLMBaseURL, c.LLMAPIKey)
+	}
+	if c.ToolResultMax != 123 || c.PromptHookDeadline != 80*time.Millisecond {
+		t.Errorf("numbers: %d %v", c.ToolResultMax, c.PromptHookDeadline)
+	}
+}
+
+func TestInvalidValuesNameTheVariable(t *testing.T) {
+	for _, tt := range []struct{ key, val, want string }{
+		{"ENGRAM_TOOL_RESULT_MAX", "lots", `ENGRAM_TOOL_RESULT_MAX="lots"`},
+		{"ENGRAM_TOOL_RESULT_MAX", "-5", `ENGRAM_TOOL_RESULT_MAX=-5`},
+		{"ENGRAM_STOP_HOOK_DEADLINE", "soon", `ENGRAM_STOP_HOOK_DEADLINE="soon"`},
+		{"ENGRAM_HOME", "relative/dir", `ENGRAM_HOME="relative/dir"`},
+		{"ENGRAM_LOG_LEVEL", "loud", `ENGRAM_LOG_LEVEL="loud"`},
+		{"ENGRAM_LLM_BASE_URL", "localhost:11434", `ENGRAM_LLM_BASE_URL="localhost:11434"`},
+	} {
+		t.Run(tt.key+"="+tt.val, func(t *testing.T) {
+			t.Setenv("HOME", t.TempDir())
+			t.Setenv(tt.key, tt.val)
+			_, err := Load()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Load() error = %v, want it to contain %s", err, tt.want)
+			}
+		})
+	}
+}
