@@ -21,6 +21,7 @@ type Session struct {
 	ProjectPath      string
 	Offset           int64 // end of the last complete line captured
 	PendingReplyHash string
+	LastReplyHash    string
 	LastActivity     time.Time
 }
 
@@ -60,8 +61,8 @@ const (
 func (db *DB) GetSession(ctx context.Context, id string) (s Session, ok bool, err error) {
 	var last int64
 	err = db.sql.QueryRowContext(ctx, `SELECT session_id, transcript_path, cwd, project, project_path,
-		byte_offset, pending_reply_hash, last_activity_at FROM sessions WHERE session_id = ?`, id).
-		Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &last)
+		byte_offset, pending_reply_hash, last_reply_hash, last_activity_at FROM sessions WHERE session_id = ?`, id).
+		Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &s.LastReplyHash, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, false, nil
 	}
@@ -87,7 +88,7 @@ type CaptureCommit struct {
 }
 
 // CommitCaptures stores the captures of a pass and the session's new offset
-// in one transaction. A capture whose (session, byte_start) is already stored
+// in one transaction. A capture whose (session, byte range) is already stored
 // is skipped, so replaying a pass stores nothing twice. It returns how many
 // captures were inserted.
 func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) {
@@ -96,7 +97,9 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		inserted = 0
 		var cur int64
-		err := tx.QueryRowContext(ctx, "SELECT byte_offset FROM sessions WHERE session_id = ?", c.Session.ID).Scan(&cur)
+		var curPending, curLast string
+		err := tx.QueryRowContext(ctx, "SELECT byte_offset, pending_reply_hash, last_reply_hash FROM sessions WHERE session_id = ?",
+			c.Session.ID).Scan(&cur, &curPending, &curLast)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -106,7 +109,7 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO captures(session_id, project, project_path, cwd,
 			transcript_path, byte_start, byte_end, turn_at, content, messages, content_hash, continuation,
 			source, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',?)
-			ON CONFLICT(session_id, byte_start) DO NOTHING`)
+			ON CONFLICT(session_id, byte_start, byte_end) DO NOTHING`)
 		if err != nil {
 			return err
 		}
@@ -124,25 +127,26 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 			n, _ := res.RowsAffected()
 			inserted += int(n)
 		}
-		off := c.Session.Offset
-		if c.AnyOffset && off < cur {
-			off = cur
+		off, pending, last := c.Session.Offset, c.Session.PendingReplyHash, c.Session.LastReplyHash
+		if c.AnyOffset && off <= cur {
+			off, pending, last = cur, curPending, curLast
 		}
 		act := ms(c.Session.LastActivity)
 		if act == 0 {
 			act = now
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO sessions(session_id, transcript_path, cwd, project, project_path,
-			byte_offset, pending_reply_hash, last_activity_at, created_at, updated_at)
-			VALUES (?,?,?,?,?,?,?,?,?,?)
+			byte_offset, pending_reply_hash, last_reply_hash, last_activity_at, created_at, updated_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(session_id) DO UPDATE SET transcript_path = excluded.transcript_path,
 				cwd = CASE WHEN excluded.cwd != '' THEN excluded.cwd ELSE cwd END,
 				project = CASE WHEN excluded.project != '' THEN excluded.project ELSE project END,
 				project_path = CASE WHEN excluded.project_path != '' THEN excluded.project_path ELSE project_path END,
 				byte_offset = excluded.byte_offset, pending_reply_hash = excluded.pending_reply_hash,
+				last_reply_hash = excluded.last_reply_hash,
 				last_activity_at = max(last_activity_at, excluded.last_activity_at), updated_at = excluded.updated_at`,
 			c.Session.ID, c.Session.TranscriptPath, c.Session.CWD, c.Session.Project, c.Session.ProjectPath,
-			off, c.Session.PendingReplyHash, act, now, now)
+			off, pending, last, act, now, now)
 		return err
 	})
 	if err != nil {
@@ -157,7 +161,7 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 // RecentSessions lists sessions active since the given time, most recent first.
 func (db *DB) RecentSessions(ctx context.Context, since time.Time) ([]Session, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT session_id, transcript_path, cwd, project, project_path,
-		byte_offset, pending_reply_hash, last_activity_at FROM sessions WHERE last_activity_at >= ?
+		byte_offset, pending_reply_hash, last_reply_hash, last_activity_at FROM sessions WHERE last_activity_at >= ?
 		ORDER BY last_activity_at DESC`, ms(since))
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
@@ -167,7 +171,7 @@ func (db *DB) RecentSessions(ctx context.Context, since time.Time) ([]Session, e
 	for rows.Next() {
 		var s Session
 		var last int64
-		if err := rows.Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &last); err != nil {
+		if err := rows.Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &s.LastReplyHash, &last); err != nil {
 			return nil, err
 		}
 		s.LastActivity = fromMS(last)

@@ -292,3 +292,17 @@ func fromMS(v int64) time.Time {
 	}
 	return time.UnixMilli(v)
 }
+
+// HoldWriteLock takes the database's write lock and keeps it until release is
+// called. Tests use it to play a writer that never lets go.
+func (db *DB) HoldWriteLock(ctx context.Context) (release func(), err error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('lock-probe', '') ON CONFLICT(key) DO NOTHING"); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return func() { tx.Rollback() }, nil
+}

@@ -16,6 +16,7 @@ CREATE TABLE sessions (
   project_path       TEXT NOT NULL DEFAULT '',
   byte_offset        INTEGER NOT NULL DEFAULT 0,   -- end of the last complete line captured
   pending_reply_hash TEXT NOT NULL DEFAULT '',     -- final reply taken from the Stop input, not yet seen in the file
+  last_reply_hash    TEXT NOT NULL DEFAULT '',     -- last assistant text captured, from either source
   last_activity_at   INTEGER NOT NULL,             -- ms
   created_at         INTEGER NOT NULL,
   updated_at         INTEGER NOT NULL
@@ -44,7 +45,7 @@ CREATE TABLE captures (
   episode_id      TEXT NOT NULL DEFAULT '',
   created_at      INTEGER NOT NULL,
   processed_at    INTEGER,
-  UNIQUE (session_id, byte_start)
+  UNIQUE (session_id, byte_start, byte_end)
 );
 CREATE INDEX captures_status ON captures(status, id);
 

@@ -1,0 +1,93 @@
+// Command engram-worker runs engram's background work (one cycle per `run`,
+// started by a systemd timer or a launchd agent) and is the command line a
+// user lives with.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK    = 0
+	exitError = 1 // the command failed
+	exitUsage = 2 // the command line was wrong
+)
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+var commands = map[string]command{
+	"run":     {"run one worker cycle: drain the spool, sweep recent transcripts", cmdRun},
+	"sweep":   {"capture late transcript lines of recently active sessions (part of run)", cmdSweep},
+	"status":  {"show counts, the last run and the settings in use", cmdStatus},
+	"version": {"print the version", cmdVersion},
+}
+
+// env is what a command may touch: its output streams and the environment.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Main runs the command line and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "engram-worker: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	err := cmd.run(ctx, e, args[1:])
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "engram-worker %s: %v\n", args[0], err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: engram-worker <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}

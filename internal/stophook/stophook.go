@@ -1,0 +1,82 @@
+// Package stophook is engram-hook-stop: Claude Code's Stop hook. It captures
+// the turn that just ended and never disturbs Claude Code: it prints nothing,
+// and whatever goes wrong it does less, logs, and lets the process exit 0.
+package stophook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/engram-memory/engram/internal/capture"
+	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/hookio"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Run handles one Stop hook invocation with its input on stdin.
+func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logger) error {
+	start := time.Now()
+	in, err := hookio.Read(stdin)
+	if err != nil {
+		return err
+	}
+	if err := hookio.ValidSessionID(in.SessionID); err != nil {
+		return err
+	}
+	if err := hookio.ValidTranscriptPath(in.TranscriptPath, in.SessionID); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.StopHookDeadline)
+	defer cancel()
+	req := capture.Request{
+		SessionID: in.SessionID, TranscriptPath: in.TranscriptPath, CWD: in.CWD,
+		LastAssistantMessage: in.LastAssistantMessage, Source: capture.SourceStop, Now: start,
+	}
+	opt := capture.OptionsFrom(cfg)
+
+	// Leave a third of the deadline for the spool fallback.
+	busy := cfg.StopHookDeadline * 2 / 3
+	db, err := store.Open(ctx, cfg.DBPath(), store.Options{MustExist: true, BusyTimeout: busy})
+	if err != nil {
+		return toSpool(cfg, nil, req, opt, log, fmt.Sprintf("open store: %v", err))
+	}
+	defer db.Close()
+	n, err := capture.Session(ctx, db, req, opt)
+	if err == nil {
+		log.Debug("captured", "session", in.SessionID, "captures", n, "ms", time.Since(start).Milliseconds())
+		return nil
+	}
+	if errors.Is(err, capture.ErrTranscript) {
+		return err // nothing readable to keep; the offset did not move, a later pass retries
+	}
+	return toSpool(cfg, db, req, opt, log, fmt.Sprintf("commit: %v", err))
+}
+
+// toSpool captures the turn into the spool directory when the store cannot
+// take it. It resumes from the stored offset when the store can still be read
+// (a locked database still serves reads), else from what was spooled before.
+func toSpool(cfg config.Config, db *store.DB, req capture.Request, opt capture.Options, log *slog.Logger, reason string) error {
+	prev := capture.SpooledState(cfg.SpoolDir(), req.SessionID)
+	if db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		s, ok, err := db.GetSession(ctx, req.SessionID)
+		cancel()
+		if err == nil && ok && s.Offset >= prev.Offset {
+			prev = s
+		}
+	}
+	p, err := capture.Read(req, prev, opt)
+	if err != nil {
+		return fmt.Errorf("%s; spool: %w", reason, err)
+	}
+	path, err := capture.ToSpool(cfg.SpoolDir(), p, reason)
+	if err != nil {
+		return fmt.Errorf("%s; spool: %w", reason, err)
+	}
+	log.Warn("capture spooled", "session", req.SessionID, "reason", reason, "file", path, "messages", len(p.Messages))
+	return nil
+}
