@@ -191,7 +191,7 @@ func TestConcurrentWriters(t *testing.T) {
 					return
 				}
 				_, err = db.CommitCaptures(ctx, CaptureCommit{From: prev.Offset,
-					Session: Session{ID: id, TranscriptPath: "/t", Offset: prev.Offset + 10},
+					Session:  Session{ID: id, TranscriptPath: "/t", Offset: prev.Offset + 10},
 					Captures: []Capture{capt(prev.Offset, prev.Offset+10, "x")}})
 				if err != nil {
 					errs <- err
