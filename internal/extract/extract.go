@@ -1,0 +1,58 @@
+// Package extract turns a captured exchange into the draft of an episode:
+// summary, entities, type, importance, scope and structured signals. Two
+// extractors share the Extractor interface: Local (deterministic heuristics,
+// the default, no network) and the LLM one (any OpenAI-compatible model).
+package extract
+
+import (
+	"context"
+	"time"
+
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// Block is one piece of a captured exchange, as stored in a capture's
+// messages JSON.
+type Block struct {
+	Role      string `json:"role"` // user | assistant
+	Kind      string `json:"kind"` // text | tool_use | tool_result
+	Text      string `json:"text,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// Input is one capture to extract.
+type Input struct {
+	CaptureID   int64
+	SessionID   string
+	Project     string
+	ProjectPath string
+	TurnAt      time.Time
+	Content     string  // the rendered, redacted exchange
+	Blocks      []Block // the same, structured
+}
+
+// Draft is what an extractor found. Skip means the exchange holds nothing
+// worth remembering ("yes", "thanks", an empty tool round-trip).
+type Draft struct {
+	Skip       bool
+	Summary    string
+	Context    string
+	Entities   []string
+	Signals    []episode.Signal
+	Importance float64
+	Type       string
+	Scope      string // episode.ScopeProject or episode.ScopeGlobal
+}
+
+// Extractor turns an Input into a Draft.
+type Extractor interface {
+	// Name identifies the extractor in stored episodes and status ("local",
+	// "llm:<model>").
+	Name() string
+	Extract(ctx context.Context, in Input) (Draft, error)
+}
+
+// MaxContext bounds an episode's full context.
+const MaxContext = 4000

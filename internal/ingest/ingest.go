@@ -1,0 +1,346 @@
+// Package ingest turns pending captures into episodes: extract (LLM when
+// configured, local heuristics otherwise or when a call fails), embed, dedup
+// (identical content by hash, near-duplicates by cosine within the same
+// scope and project), and commit each batch together with the captures'
+// status changes so that a crash never loses or duplicates an episode.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Pipeline holds what ingest needs.
+type Pipeline struct {
+	DB        *store.DB
+	Extractor extract.Extractor // the configured extractor
+	Fallback  extract.Extractor // used when Extractor fails for a capture (local); may be nil
+	Embedder  embed.Embedder
+	Log       *slog.Logger
+	// DedupSimilarity is the cosine above which an episode is merged into
+	// an existing one of the same scope and project.
+	DedupSimilarity float32
+	// Concurrency bounds extractions in flight (LLM calls); 1 for local.
+	Concurrency int
+	// BatchSize is how many captures one transaction commits.
+	BatchSize int
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	Captures  int `json:"captures"`
+	Episodes  int `json:"episodes"`
+	Merged    int `json:"merged"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+	Fallbacks int `json:"fallbacks"`
+}
+
+// index is the in-memory vector index used for near-duplicate detection.
+type index struct {
+	rows []store.VectorRow
+}
+
+func (ix *index) nearest(scope, project string, v []float32) (string, float32) {
+	best, bestID := float32(-1), ""
+	for _, r := range ix.rows {
+		if r.Scope != scope || r.ProjectPath != project {
+			continue
+		}
+		if s := dot(r.Vector, v); s > best {
+			best, bestID = s, r.ID
+		}
+	}
+	return bestID, best
+}
+
+// dot is the cosine of two L2-normalised vectors.
+func dot(a, b []float32) float32 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// Run ingests pending captures until none is left or ctx ends.
+func (p *Pipeline) Run(ctx context.Context) (Stats, error) {
+	var st Stats
+	if p.BatchSize <= 0 {
+		p.BatchSize = 128
+	}
+	if p.Concurrency <= 0 {
+		p.Concurrency = 1
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.DedupSimilarity == 0 {
+		p.DedupSimilarity = 0.95
+	}
+	rows, err := p.DB.EpisodeVectors(ctx, p.Embedder.Name())
+	if err != nil {
+		return st, err
+	}
+	ix := &index{rows: rows}
+	for {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		caps, err := p.DB.PendingCaptures(ctx, p.BatchSize)
+		if err != nil {
+			return st, err
+		}
+		if len(caps) == 0 {
+			return st, nil
+		}
+		outs, fallbacks, err := p.batch(ctx, caps, ix)
+		if err != nil {
+			return st, err
+		}
+		res, err := p.DB.CommitOutcomes(ctx, outs)
+		if err != nil {
+			return st, err
+		}
+		for _, o := range outs {
+			if o.Episode != nil && res.IDs[o.CaptureID] == o.Episode.ID {
+				ix.rows = append(ix.rows, store.VectorRow{ID: o.Episode.ID, Scope: o.Episode.Scope,
+					ProjectPath: o.Episode.ProjectPath, Vector: o.Episode.Embedding})
+			}
+		}
+		st.Captures += len(caps)
+		st.Episodes += res.Inserted
+		st.Merged += res.Merged
+		st.Skipped += res.Skipped
+		st.Failed += res.Failed
+		st.Fallbacks += fallbacks
+		if res.Inserted+res.Merged+res.Skipped+res.Failed == 0 && res.Stale == 0 {
+			// Only retried failures: stop rather than spin on them this run.
+			return st, nil
+		}
+	}
+}
+
+type extracted struct {
+	draft    extract.Draft
+	by       string
+	err      error
+	fallback bool
+}
+
+// batch extracts, embeds and dedups one batch of captures.
+func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) ([]store.Outcome, int, error) {
+	results := make([]extracted, len(caps))
+	sem := make(chan struct{}, p.Concurrency)
+	var wg sync.WaitGroup
+	for i := range caps {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = p.extract(ctx, caps[i])
+		}(i)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+
+	// Embed every new episode's text in one call (batched by the embedder).
+	var texts []string
+	var which []int
+	for i, r := range results {
+		if r.err == nil && !r.draft.Skip && !caps[i].Continuation {
+			texts = append(texts, EmbedText(r.draft))
+			which = append(which, i)
+		}
+	}
+	vecs := make([][]float32, len(caps))
+	if len(texts) > 0 {
+		vs, err := p.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, 0, fmt.Errorf("embed: %w", err)
+		}
+		for k, i := range which {
+			vecs[i] = vs[k]
+		}
+	}
+
+	now := p.Now()
+	outs := make([]store.Outcome, 0, len(caps))
+	fallbacks := 0
+	// Within the batch, later captures may duplicate earlier ones.
+	batchHash := map[string]string{}
+	for i, c := range caps {
+		r := results[i]
+		if r.fallback {
+			fallbacks++
+		}
+		switch {
+		case r.err != nil:
+			outs = append(outs, store.Outcome{CaptureID: c.ID, Fail: r.err.Error()})
+			continue
+		case c.Continuation:
+			prev, err := p.DB.PreviousEpisode(ctx, c.SessionID, c.ByteStart)
+			if err != nil {
+				return nil, 0, err
+			}
+			if prev == "" {
+				prev = batchEpisodeBefore(outs, caps[:i], c)
+			}
+			if prev != "" {
+				outs = append(outs, store.Outcome{CaptureID: c.ID, MergeInto: prev, Merge: &store.EpisodeMerge{
+					SessionID: c.SessionID, Context: c.Content, Entities: r.draft.Entities,
+					Importance: r.draft.Importance, MaxContext: extract.MaxContext}})
+				continue
+			}
+			// The turn's start was never captured: the tail stands alone.
+			if r.draft.Skip {
+				outs = append(outs, store.Outcome{CaptureID: c.ID, Skip: "trivial"})
+				continue
+			}
+			vs, err := p.Embedder.Embed(ctx, []string{EmbedText(r.draft)})
+			if err != nil {
+				return nil, 0, fmt.Errorf("embed: %w", err)
+			}
+			vecs[i] = vs[0]
+		case r.draft.Skip:
+			outs = append(outs, store.Outcome{CaptureID: c.ID, Skip: "trivial"})
+			continue
+		}
+		ep := p.episodeOf(c, r, vecs[i], now)
+		if id, ok := batchHash[ep.ContentHash]; ok {
+			outs = append(outs, store.Outcome{CaptureID: c.ID, MergeInto: id,
+				Merge: &store.EpisodeMerge{SessionID: c.SessionID, Entities: ep.Entities, Importance: ep.Importance}})
+			continue
+		}
+		if id, sim := ix.nearest(ep.Scope, ep.ProjectPath, ep.Embedding); id != "" && sim >= p.DedupSimilarity {
+			outs = append(outs, store.Outcome{CaptureID: c.ID, MergeInto: id,
+				Merge: &store.EpisodeMerge{SessionID: c.SessionID, Entities: ep.Entities, Importance: ep.Importance}})
+			continue
+		}
+		batchHash[ep.ContentHash] = ep.ID
+		// Visible to near-duplicate checks of later captures in this batch.
+		ix.rows = append(ix.rows, store.VectorRow{ID: ep.ID, Scope: ep.Scope, ProjectPath: ep.ProjectPath, Vector: ep.Embedding})
+		outs = append(outs, store.Outcome{CaptureID: c.ID, Episode: ep})
+	}
+	// The batch's own rows were added for in-batch dedup; Run re-adds the
+	// committed ones, so drop them here to avoid doubles.
+	ix.rows = ix.rows[:len(ix.rows)-len(batchHash)]
+	return outs, fallbacks, nil
+}
+
+// batchEpisodeBefore finds, among outcomes decided earlier in this batch,
+// the episode of the same session's capture just before c.
+func batchEpisodeBefore(outs []store.Outcome, earlier []store.Capture, c store.Capture) string {
+	byCapture := map[int64]string{}
+	for _, o := range outs {
+		switch {
+		case o.Episode != nil:
+			byCapture[o.CaptureID] = o.Episode.ID
+		case o.MergeInto != "":
+			byCapture[o.CaptureID] = o.MergeInto
+		}
+	}
+	best, bestStart := "", int64(-1)
+	for _, e := range earlier {
+		if e.SessionID == c.SessionID && e.ByteStart < c.ByteStart && e.ByteStart > bestStart && byCapture[e.ID] != "" {
+			best, bestStart = byCapture[e.ID], e.ByteStart
+		}
+	}
+	return best
+}
+
+func (p *Pipeline) extract(ctx context.Context, c store.Capture) extracted {
+	in := InputOf(c)
+	d, err := p.Extractor.Extract(ctx, in)
+	if err == nil {
+		return extracted{draft: d, by: p.Extractor.Name()}
+	}
+	if p.Fallback == nil || errors.Is(err, context.Canceled) {
+		return extracted{err: err}
+	}
+	p.Log.Warn("extractor failed, using fallback", "capture", c.ID, "extractor", p.Extractor.Name(), "err", err)
+	d, ferr := p.Fallback.Extract(ctx, in)
+	if ferr != nil {
+		return extracted{err: fmt.Errorf("%v; fallback: %w", err, ferr)}
+	}
+	return extracted{draft: d, by: p.Fallback.Name(), fallback: true}
+}
+
+// InputOf turns a capture into extractor input.
+func InputOf(c store.Capture) extract.Input {
+	in := extract.Input{CaptureID: c.ID, SessionID: c.SessionID, Project: c.Project, ProjectPath: c.ProjectPath,
+		TurnAt: c.TurnAt, Content: c.Content}
+	_ = json.Unmarshal([]byte(c.Messages), &in.Blocks)
+	return in
+}
+
+func (p *Pipeline) episodeOf(c store.Capture, r extracted, vec []float32, now time.Time) *episode.Episode {
+	d := r.draft
+	scope := d.Scope
+	if scope != episode.ScopeGlobal {
+		scope = episode.ScopeProject
+	}
+	ep := &episode.Episode{
+		ID: store.NewID("ep_"), Summary: d.Summary, Context: d.Context, Entities: d.Entities, Signals: d.Signals,
+		Importance: d.Importance, Type: d.Type, Scope: scope, Project: c.Project, ProjectPath: c.ProjectPath,
+		SessionID: c.SessionID, SessionIDs: []string{c.SessionID}, Embedding: vec, Embedder: p.Embedder.Name(),
+		Extractor: r.by, OccurredAt: c.TurnAt, CreatedAt: now, UpdatedAt: now, Stability: 1,
+	}
+	if ep.Type == "" {
+		ep.Type = episode.TypeEvent
+	}
+	ep.ContentHash = ContentHash(ep.Scope, ep.ProjectPath, c.Content)
+	return ep
+}
+
+// ContentHash identifies identical content within a scope and project:
+// case and white space do not make two exchanges different.
+func ContentHash(scope, projectPath, content string) string {
+	norm := strings.Join(strings.FieldsFunc(strings.ToLower(content), func(r rune) bool {
+		return unicode.IsSpace(r)
+	}), " ")
+	if scope == episode.ScopeGlobal {
+		projectPath = ""
+	}
+	sum := sha256.Sum256([]byte(scope + "\x00" + projectPath + "\x00" + norm))
+	return hex.EncodeToString(sum[:16])
+}
+
+// EmbedText is the text an episode's vector is made from.
+func EmbedText(d extract.Draft) string {
+	var b strings.Builder
+	b.WriteString(d.Summary)
+	if len(d.Entities) > 0 {
+		b.WriteString("\n")
+		b.WriteString(strings.Join(d.Entities, " "))
+	}
+	ctx := d.Context
+	if len(ctx) > 1500 {
+		ctx = ctx[:1500]
+	}
+	b.WriteString("\n")
+	b.WriteString(ctx)
+	return b.String()
+}

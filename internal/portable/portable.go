@@ -1,0 +1,192 @@
+// Package portable owns engram's export format: JSON Lines, one record per
+// line, each an object with a "kind" ("episode", later "belief") and the
+// record's fields. Export then import round-trips exactly; import validates
+// every record first and stores nothing from a file with a bad line.
+package portable
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Record kinds.
+const KindEpisode = "episode"
+
+type episodeRecord struct {
+	Kind string `json:"kind"`
+	episode.Episode
+}
+
+// Export writes every episode to w and returns how many it wrote.
+func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	n := 0
+	err := db.EachEpisode(ctx, func(e episode.Episode) error {
+		n++
+		return enc.Encode(episodeRecord{Kind: KindEpisode, Episode: e})
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, bw.Flush()
+}
+
+// LineError is a bad record, with its 1-based line number.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// MaxLine bounds one record.
+const MaxLine = 64 << 20
+
+var episodeIDRe = regexp.MustCompile(`^ep_[0-9a-f]{12}$`)
+
+// Read parses and validates a whole export. It returns the first bad line
+// as a *LineError; nothing is returned for a file with any bad line.
+func Read(r io.Reader) ([]episode.Episode, error) {
+	eps, _, err := read(r)
+	return eps, err
+}
+
+func read(r io.Reader) ([]episode.Episode, []int, error) {
+	var lines []int
+	br := bufio.NewReaderSize(r, 1<<16)
+	var eps []episode.Episode
+	seenID := map[string]int{}
+	seenHash := map[string]int{}
+	dims := map[string]int{}
+	for line := 1; ; line++ {
+		data, err := readLine(br)
+		if errors.Is(err, io.EOF) && len(data) == 0 {
+			break
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, &LineError{line, err}
+		}
+		if strings.TrimSpace(string(data)) == "" {
+			continue
+		}
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			return nil, nil, &LineError{line, fmt.Errorf("not a JSON object: %v", err)}
+		}
+		switch head.Kind {
+		case KindEpisode:
+		default:
+			return nil, nil, &LineError{line, fmt.Errorf("unknown kind %q", head.Kind)}
+		}
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		var rec episodeRecord
+		if err := dec.Decode(&rec); err != nil {
+			return nil, nil, &LineError{line, err}
+		}
+		e := rec.Episode
+		if err := validate(e); err != nil {
+			return nil, nil, &LineError{line, err}
+		}
+		if prev, ok := seenID[e.ID]; ok {
+			return nil, nil, &LineError{line, fmt.Errorf("id %s repeats line %d", e.ID, prev)}
+		}
+		if prev, ok := seenHash[e.ContentHash]; ok {
+			return nil, nil, &LineError{line, fmt.Errorf("content_hash %s repeats line %d", e.ContentHash, prev)}
+		}
+		if len(e.Embedding) > 0 {
+			if d, ok := dims[e.Embedder]; ok && d != len(e.Embedding) {
+				return nil, nil, &LineError{line, fmt.Errorf("embedding of %d dimensions, earlier %s vectors have %d", len(e.Embedding), e.Embedder, d)}
+			}
+			dims[e.Embedder] = len(e.Embedding)
+		}
+		seenID[e.ID], seenHash[e.ContentHash] = line, line
+		eps = append(eps, e)
+		lines = append(lines, line)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	return eps, lines, nil
+}
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > MaxLine {
+			return nil, fmt.Errorf("longer than %d bytes", MaxLine)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return buf, err
+	}
+}
+
+var validTypes = map[string]bool{
+	episode.TypePreference: true, episode.TypeDecision: true, episode.TypeCorrection: true, episode.TypeFact: true,
+	episode.TypeProcedure: true, episode.TypeEvent: true, episode.TypeQuestion: true,
+}
+
+func validate(e episode.Episode) error {
+	switch {
+	case !episodeIDRe.MatchString(e.ID):
+		return fmt.Errorf("id %q: want ep_ and 12 hex digits", e.ID)
+	case strings.TrimSpace(e.Summary) == "":
+		return fmt.Errorf("episode %s: empty summary", e.ID)
+	case !validTypes[e.Type]:
+		return fmt.Errorf("episode %s: type %q is not one of preference, decision, correction, fact, procedure, event, question", e.ID, e.Type)
+	case e.Scope != episode.ScopeProject && e.Scope != episode.ScopeGlobal:
+		return fmt.Errorf("episode %s: scope %q: want project or global", e.ID, e.Scope)
+	case math.IsNaN(e.Importance) || e.Importance < 0 || e.Importance > 1:
+		return fmt.Errorf("episode %s: importance %v: want 0..1", e.ID, e.Importance)
+	case e.ContentHash == "":
+		return fmt.Errorf("episode %s: empty content_hash", e.ID)
+	case e.CreatedAt.IsZero():
+		return fmt.Errorf("episode %s: missing created_at", e.ID)
+	case len(e.Embedding) > 0 && e.Embedder == "":
+		return fmt.Errorf("episode %s: embedding without embedder", e.ID)
+	case e.AccessCount < 0 || e.Stability < 0:
+		return fmt.Errorf("episode %s: negative access_count or stability", e.ID)
+	}
+	for _, f := range e.Embedding {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("episode %s: embedding holds %v", e.ID, f)
+		}
+	}
+	return nil
+}
+
+// Import reads and validates r, then stores every record in one
+// transaction. It returns the number of episodes imported.
+func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
+	eps, lines, err := read(r)
+	if err != nil {
+		return 0, err
+	}
+	if err := db.ImportEpisodes(ctx, eps); err != nil {
+		var re *store.RecordError
+		if errors.As(err, &re) {
+			return 0, &LineError{lines[re.Index], re.Err}
+		}
+		return 0, err
+	}
+	return len(eps), nil
+}

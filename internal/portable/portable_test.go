@@ -1,0 +1,139 @@
+package portable
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+func openDB(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func sample(i int) episode.Episode {
+	return episode.Episode{
+		ID: fmt.Sprintf("ep_%012x", i), Summary: fmt.Sprintf("summary %d with ünïcode & <html>", i), Context: "ctx\nline",
+		Entities: []string{"a.go", "github.com/x/y"}, Importance: 0.25, Type: episode.TypeDecision, Scope: episode.ScopeGlobal,
+		Project: "p", ProjectPath: "/p", SessionID: "s", SessionIDs: []string{"s", "t"}, ContentHash: fmt.Sprintf("h%d", i),
+		Signals:   []episode.Signal{{Kind: episode.SignalAvoid, Text: "never testify", Subject: "testify", Polarity: -1, Global: true}},
+		Embedding: []float32{0.1, -0.2, 0.30000001}, Embedder: "local-v1", Extractor: "local",
+		OccurredAt: time.UnixMilli(1700000000123), CreatedAt: time.UnixMilli(1700000001000), UpdatedAt: time.UnixMilli(1700000002000),
+		AccessCount: 3, LastAccessedAt: time.UnixMilli(1700000003000), Stability: 1.7,
+	}
+}
+
+func TestRoundTripIsExact(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	var eps []episode.Episode
+	for i := 1; i <= 20; i++ {
+		e := sample(i)
+		if i%2 == 0 {
+			e.Embedding, e.Embedder, e.LastAccessedAt, e.Signals, e.Entities = nil, "", time.Time{}, nil, nil
+		}
+		eps = append(eps, e)
+	}
+	if err := src.ImportEpisodes(ctx, eps); err != nil {
+		t.Fatal(err)
+	}
+	var first bytes.Buffer
+	if n, err := Export(ctx, src, &first); err != nil || n != 20 {
+		t.Fatalf("Export n=%d err=%v", n, err)
+	}
+	dst := openDB(t)
+	if n, err := Import(ctx, dst, bytes.NewReader(first.Bytes())); err != nil || n != 20 {
+		t.Fatalf("Import n=%d err=%v", n, err)
+	}
+	var second bytes.Buffer
+	Export(ctx, dst, &second)
+	if first.String() != second.String() {
+		t.Errorf("export after import differs:\n%s\n---\n%s", first.String(), second.String())
+	}
+}
+
+func TestBadLineStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	var good bytes.Buffer
+	src := openDB(t)
+	src.ImportEpisodes(ctx, []episode.Episode{sample(1), sample(2), sample(3)})
+	Export(ctx, src, &good)
+	lines := strings.Split(strings.TrimSuffix(good.String(), "\n"), "\n")
+	for _, tt := range []struct {
+		name, bad, want string
+	}{
+		{"not json", `{"kind":"episode",`, "line 2: not a JSON object"},
+		{"unknown kind", `{"kind":"belief?"}`, `line 2: unknown kind "belief?"`},
+		{"bad id", strings.Replace(lines[1], "ep_000000000002", "ep_XYZ", 1), `line 2: id "ep_XYZ"`},
+		{"importance", strings.Replace(lines[1], `"importance":0.25`, `"importance":7`, 1), "line 2: episode ep_000000000002: importance 7"},
+		{"unknown field", strings.Replace(lines[1], `"kind":"episode"`, `"kind":"episode","colour":"red"`, 1), `line 2: json: unknown field "colour"`},
+		{"repeated id", lines[0], "line 2: id ep_000000000001 repeats line 1"},
+		{"scope", strings.Replace(lines[1], `"scope":"global"`, `"scope":"team"`, 1), `scope "team"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := openDB(t)
+			in := lines[0] + "\n" + tt.bad + "\n" + lines[2] + "\n"
+			_, err := Import(ctx, dst, strings.NewReader(in))
+			var le *LineError
+			if !errors.As(err, &le) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Import err=%v, want a line error containing %q", err, tt.want)
+			}
+			if n, _ := dst.EpisodeCount(ctx); n != 0 {
+				t.Errorf("%d episodes stored from a bad file", n)
+			}
+		})
+	}
+	// A record clashing with the store names its line too, and stores nothing.
+	dst := openDB(t)
+	dst.ImportEpisodes(ctx, []episode.Episode{sample(3)})
+	_, err := Import(ctx, dst, strings.NewReader(good.String()))
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("clash err=%v", err)
+	}
+	if n, _ := dst.EpisodeCount(ctx); n != 1 {
+		t.Errorf("episodes after refused import=%d", n)
+	}
+}
+
+func BenchmarkImport100k(b *testing.B) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	src := openDB(b)
+	const n = 100_000
+	eps := make([]episode.Episode, 0, n)
+	for i := 0; i < n; i++ {
+		e := sample(i)
+		e.Summary = fmt.Sprintf("episode %d about service%d and file%d.go with deploy steps", i, i%97, i%1013)
+		e.Embedding = make([]float32, 256)
+		e.Embedding[i%256] = 1
+		eps = append(eps, e)
+	}
+	if err := src.ImportEpisodes(ctx, eps); err != nil {
+		b.Fatal(err)
+	}
+	Export(ctx, src, &buf)
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dst := openDB(b)
+		b.StartTimer()
+		if _, err := Import(ctx, dst, bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
+}
