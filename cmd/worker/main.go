@@ -34,10 +34,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":     {"run one worker cycle: drain the spool, sweep recent transcripts", cmdRun},
-	"sweep":   {"capture late transcript lines of recently active sessions (part of run)", cmdSweep},
-	"status":  {"show counts, the last run and the settings in use", cmdStatus},
-	"version": {"print the version", cmdVersion},
+	"run":      {"run one worker cycle: drain the spool, sweep recent transcripts, ingest captures", cmdRun},
+	"backfill": {"capture every existing Claude Code transcript, then ingest (resumable)", cmdBackfill},
+	"sweep":    {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
+	"status":   {"show counts, the last run and the settings in use", cmdStatus},
+	"version":  {"print the version", cmdVersion},
 }
 
 // env is what a command may touch: its output streams and the environment.

@@ -2,19 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
-	"time"
 
-	"github.com/gofrs/flock"
-
-	"github.com/engram-memory/engram/internal/capture"
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // session is what most commands start from: configuration, logger, store.
@@ -47,6 +44,9 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return usageError{"help requested"}
+		}
 		return usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
@@ -55,61 +55,81 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// lockWorker takes the worker's single-instance lock without waiting.
-func lockWorker(home string) (*flock.Flock, bool, error) {
-	lk := flock.New(filepath.Join(home, "worker.lock"))
-	ok, err := lk.TryLock()
-	if err != nil {
-		return nil, false, fmt.Errorf("lock %s: %w", lk.Path(), err)
-	}
-	return lk, ok, nil
-}
-
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("run", e.stderr)
+	quiet := fs.Bool("quiet", false, "print nothing on success")
+	withBackfill := fs.Bool("backfill", false, "first capture every existing transcript (the installer's first cycle)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	return cycle(ctx, e, "run")
-}
-
-func cmdSweep(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("sweep", e.stderr)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	return cycle(ctx, e, "sweep")
-}
-
-// cycle runs one worker cycle under the single-instance lock.
-func cycle(ctx context.Context, e *env, kind string) error {
 	s, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	lk, ok, err := lockWorker(s.cfg.Home)
+	lk, err := worker.Lock(s.cfg.Home)
+	if errors.Is(err, worker.ErrBusy) {
+		fmt.Fprintln(e.stdout, "engram-worker: another engram-worker run is in progress; nothing to do")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if !ok {
-		fmt.Fprintln(e.stdout, "engram-worker: another run is in progress; nothing to do")
+	defer lk.Unlock()
+	if *withBackfill {
+		return backfill(ctx, e, s, true)
+	}
+	comp, err := worker.NewComponents(ctx, s.cfg, s.log)
+	if err != nil {
+		return err
+	}
+	defer comp.Close()
+	runID, err := s.db.StartRun(ctx, "run")
+	if err != nil {
+		return err
+	}
+	st, runErr := worker.Cycle(ctx, s.cfg, s.db, comp, s.log)
+	if err := s.db.FinishRun(context.WithoutCancel(ctx), runID, st, runErr); err != nil {
+		s.log.Error("record run", "err", err)
+	}
+	s.log.Info("cycle", "stats", st, "err", runErr)
+	if runErr != nil {
+		return runErr
+	}
+	if !*quiet {
+		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures; ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed) in %d ms\n",
+			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures, st.Ingest.Captures, st.Ingest.Episodes,
+			st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed, st.Millis)
+	}
+	return nil
+}
+
+// cmdSweep captures without ingesting: the spool drain and the transcript
+// sweep of a cycle, for when captures are all one wants to bring up to date.
+func cmdSweep(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("sweep", e.stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	lk, err := worker.Lock(s.cfg.Home)
+	if errors.Is(err, worker.ErrBusy) {
+		fmt.Fprintln(e.stdout, "engram-worker: another engram-worker run is in progress; nothing to do")
 		return nil
 	}
+	if err != nil {
+		return err
+	}
 	defer lk.Unlock()
-	start := time.Now()
-	opt := capture.OptionsFrom(s.cfg)
-	drained, err := capture.Drain(ctx, s.db, s.cfg.SpoolDir(), opt, s.log)
+	st, err := worker.Capture(ctx, s.cfg, s.db, s.log)
 	if err != nil {
-		return fmt.Errorf("drain spool: %w", err)
+		return err
 	}
-	swept, err := capture.Sweep(ctx, s.db, start.Add(-s.cfg.SweepWindow), opt, s.log)
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	s.log.Info("cycle", "kind", kind, "spool_files", drained.Files, "spool_captures", drained.Captures,
-		"swept_sessions", swept.Read, "swept_captures", swept.Captures, "ms", time.Since(start).Milliseconds())
-	fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions read, %d captures\n",
-		drained.Files, drained.Captures, swept.Read, swept.Captures)
+	fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures\n",
+		st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures)
 	return nil
 }

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/engram-memory/engram/internal/spool"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -21,6 +25,28 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// statusReport is what `status --json` prints.
+type statusReport struct {
+	Home          string          `json:"home"`
+	Database      string          `json:"database"`
+	DatabaseBytes int64           `json:"database_bytes"`
+	Captures      map[string]int  `json:"captures"`
+	Pending       int             `json:"pending_captures"`
+	Episodes      int             `json:"episodes"`
+	Beliefs       map[string]int  `json:"beliefs"`
+	SpoolFiles    int             `json:"spool_files"`
+	LastRun       *runReport      `json:"last_run"`
+	Extractor     string          `json:"extractor"`
+	Embedder      string          `json:"embedder"`
+	LastRunStats  json.RawMessage `json:"last_run_stats,omitempty"`
+}
+
+type runReport struct {
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Error      string    `json:"error,omitempty"`
+}
+
 func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("status", e.stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -32,29 +58,72 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	counts, err := s.db.CaptureCounts(ctx)
-	if err != nil {
+	r := statusReport{Home: s.cfg.Home, Database: s.cfg.DBPath()}
+	if r.Captures, err = s.db.CaptureCounts(ctx); err != nil {
+		return err
+	}
+	r.Pending = r.Captures["pending"]
+	if r.Episodes, err = s.db.EpisodeCount(ctx); err != nil {
+		return err
+	}
+	if r.Beliefs, err = s.db.BeliefCounts(ctx); err != nil {
 		return err
 	}
 	files, _ := spool.List(s.cfg.SpoolDir())
-	var size int64
-	if fi, err := os.Stat(s.cfg.DBPath()); err == nil {
-		size = fi.Size()
+	r.SpoolFiles = len(files)
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(s.cfg.DBPath() + suffix); err == nil {
+			r.DatabaseBytes += fi.Size()
+		}
 	}
-	out := map[string]any{
-		"home": s.cfg.Home, "database": s.cfg.DBPath(), "database_bytes": size,
-		"captures": counts, "spool_files": len(files),
+	if run, ok, err := s.db.LastRun(ctx, ""); err != nil {
+		return err
+	} else if ok {
+		r.LastRun = &runReport{StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, Error: run.Error}
+		r.LastRunStats = run.Stats
 	}
+	r.Extractor, r.Embedder = worker.Describe(s.cfg)
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return enc.Encode(r)
 	}
 	total := 0
-	for _, n := range counts {
+	for _, n := range r.Captures {
 		total += n
 	}
-	fmt.Fprintf(e.stdout, "home:      %s\ndatabase:  %s (%d bytes)\ncaptures:  %d (pending %d)\nspool:     %d files\n",
-		s.cfg.Home, s.cfg.DBPath(), size, total, counts["pending"], len(files))
+	last := "never"
+	if r.LastRun != nil {
+		last = fmt.Sprintf("%s (%s ago)", r.LastRun.FinishedAt.Format(time.RFC3339), time.Since(r.LastRun.FinishedAt).Round(time.Second))
+		if r.LastRun.Error != "" {
+			last += ", failed: " + r.LastRun.Error
+		}
+	}
+	fmt.Fprintf(e.stdout, "home:       %s\n", r.Home)
+	fmt.Fprintf(e.stdout, "database:   %s (%.1f MB)\n", r.Database, float64(r.DatabaseBytes)/1e6)
+	fmt.Fprintf(e.stdout, "captures:   %d (%d pending)\n", total, r.Pending)
+	fmt.Fprintf(e.stdout, "episodes:   %d\n", r.Episodes)
+	fmt.Fprintf(e.stdout, "beliefs:    %s\n", counts(r.Beliefs))
+	fmt.Fprintf(e.stdout, "spool:      %d files\n", r.SpoolFiles)
+	fmt.Fprintf(e.stdout, "last run:   %s\n", last)
+	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
 	return nil
+}
+
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	keys := make([]string, 0, len(m))
+	total := 0
+	for k, n := range m {
+		keys = append(keys, k)
+		total += n
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
 }

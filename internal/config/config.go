@@ -50,6 +50,10 @@ type Config struct {
 	EmbedModel     string        `split_words:"true"`
 	EmbedBaseURL   string        `split_words:"true"`
 
+	// DedupSimilarity is the cosine above which a new episode is merged into
+	// an existing one of the same scope and project.
+	DedupSimilarity float64 `split_words:"true" default:"0.95"`
+
 	// SweepWindow is how recently a session must have been active for the
 	// worker to sweep its transcript for late lines.
 	SweepWindow time.Duration `split_words:"true" default:"72h"`
@@ -123,6 +127,9 @@ func (c *Config) validate() error {
 	positive("ENGRAM_LLM_TIMEOUT", int64(c.LLMTimeout))
 	positive("ENGRAM_LLM_CONCURRENCY", int64(c.LLMConcurrency))
 	positive("ENGRAM_SWEEP_WINDOW", int64(c.SweepWindow))
+	if c.DedupSimilarity <= 0 || c.DedupSimilarity > 1 {
+		errs = append(errs, fmt.Errorf("ENGRAM_DEDUP_SIMILARITY=%v: want a number in (0, 1]", c.DedupSimilarity))
+	}
 	if c.LLMMaxCalls < 0 {
 		errs = append(errs, fmt.Errorf("ENGRAM_LLM_MAX_CALLS=%d: must not be negative", c.LLMMaxCalls))
 	}

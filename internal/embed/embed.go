@@ -1,8 +1,10 @@
 // Package embed turns text into vectors. Two embedders share the Embedder
 // interface: Local (deterministic hashed lexical vectors, microseconds, used
-// inside the prompt hook) and Remote (any OpenAI-compatible embeddings
-// endpoint). Vectors of different embedders are never compared: each stored
-// vector records its embedder's Name.
+// inside the prompt hook) and the remote one in package embed/remote (any
+// OpenAI-compatible embeddings endpoint), kept in its own package so that
+// the hook, which imports this one, does not link go-openai. Vectors of
+// different embedders are never compared: each stored vector records its
+// embedder's Name.
 package embed
 
 import "context"

@@ -52,17 +52,53 @@ type Stats struct {
 	Fallbacks int `json:"fallbacks"`
 }
 
-// index is the in-memory vector index used for near-duplicate detection.
+// DedupWindow is how many of the latest episodes of a scope and project a
+// new episode is compared with for near-duplicates. Repeats of an exchange
+// come close together in time; comparing with every episode ever stored
+// would make a bulk backfill quadratic.
+const DedupWindow = 1000
+
+// index is the in-memory vector index used for near-duplicate detection,
+// partitioned by scope and project.
 type index struct {
-	rows []store.VectorRow
+	parts map[string][]store.VectorRow
+}
+
+func newIndex(rows []store.VectorRow) *index {
+	ix := &index{parts: map[string][]store.VectorRow{}}
+	for _, r := range rows {
+		ix.add(r)
+	}
+	return ix
+}
+
+func partKey(scope, project string) string { return scope + "\x00" + project }
+
+func (ix *index) add(r store.VectorRow) {
+	k := partKey(r.Scope, r.ProjectPath)
+	ix.parts[k] = append(ix.parts[k], r)
+}
+
+// remove drops the rows of the given ids added last (a batch's own rows).
+func (ix *index) remove(ids map[string]bool) {
+	for k, rows := range ix.parts {
+		kept := rows[:0]
+		for _, r := range rows {
+			if !ids[r.ID] {
+				kept = append(kept, r)
+			}
+		}
+		ix.parts[k] = kept
+	}
 }
 
 func (ix *index) nearest(scope, project string, v []float32) (string, float32) {
+	rows := ix.parts[partKey(scope, project)]
+	if len(rows) > DedupWindow {
+		rows = rows[len(rows)-DedupWindow:]
+	}
 	best, bestID := float32(-1), ""
-	for _, r := range ix.rows {
-		if r.Scope != scope || r.ProjectPath != project {
-			continue
-		}
+	for _, r := range rows {
 		if s := dot(r.Vector, v); s > best {
 			best, bestID = s, r.ID
 		}
@@ -75,11 +111,18 @@ func dot(a, b []float32) float32 {
 	if len(a) != len(b) {
 		return 0
 	}
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // Run ingests pending captures until none is left or ctx ends.
@@ -101,7 +144,7 @@ func (p *Pipeline) Run(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	ix := &index{rows: rows}
+	ix := newIndex(rows)
 	for {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -123,7 +166,7 @@ func (p *Pipeline) Run(ctx context.Context) (Stats, error) {
 		}
 		for _, o := range outs {
 			if o.Episode != nil && res.IDs[o.CaptureID] == o.Episode.ID {
-				ix.rows = append(ix.rows, store.VectorRow{ID: o.Episode.ID, Scope: o.Episode.Scope,
+				ix.add(store.VectorRow{ID: o.Episode.ID, Scope: o.Episode.Scope,
 					ProjectPath: o.Episode.ProjectPath, Vector: o.Episode.Embedding})
 			}
 		}
@@ -191,6 +234,7 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 	fallbacks := 0
 	// Within the batch, later captures may duplicate earlier ones.
 	batchHash := map[string]string{}
+	own := map[string]bool{}
 	for i, c := range caps {
 		r := results[i]
 		if r.fallback {
@@ -241,12 +285,13 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 		}
 		batchHash[ep.ContentHash] = ep.ID
 		// Visible to near-duplicate checks of later captures in this batch.
-		ix.rows = append(ix.rows, store.VectorRow{ID: ep.ID, Scope: ep.Scope, ProjectPath: ep.ProjectPath, Vector: ep.Embedding})
+		ix.add(store.VectorRow{ID: ep.ID, Scope: ep.Scope, ProjectPath: ep.ProjectPath, Vector: ep.Embedding})
+		own[ep.ID] = true
 		outs = append(outs, store.Outcome{CaptureID: c.ID, Episode: ep})
 	}
 	// The batch's own rows were added for in-batch dedup; Run re-adds the
 	// committed ones, so drop them here to avoid doubles.
-	ix.rows = ix.rows[:len(ix.rows)-len(batchHash)]
+	ix.remove(own)
 	return outs, fallbacks, nil
 }
 

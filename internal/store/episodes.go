@@ -440,3 +440,59 @@ func nullMS(t time.Time) any {
 	}
 	return t.UnixMilli()
 }
+
+// EpisodeHit is an episode found by full-text search.
+type EpisodeHit struct {
+	episode.Episode
+	BM25 float64 // lower is better
+}
+
+// SearchEpisodes runs one FTS5 query (match is FTS5 syntax built by the
+// caller from safe, quoted terms) over the episodes visible from a project:
+// its own and global ones (every episode when projectPath is empty). The
+// summary weighs most, then the entities, then the full context.
+func (db *DB) SearchEpisodes(ctx context.Context, match, projectPath string, limit int) ([]EpisodeHit, error) {
+	q := `SELECT ` + prefixed("e.", episodeCols) + `, bm25(episodes_fts, 3.0, 1.0, 2.0) AS r
+		FROM episodes_fts JOIN episodes e ON e.seq = episodes_fts.rowid
+		WHERE episodes_fts MATCH ?`
+	args := []any{match}
+	if projectPath != "" {
+		q += ` AND (e.scope = 'global' OR e.project_path = ?)`
+		args = append(args, projectPath)
+	}
+	q += ` ORDER BY r LIMIT ?`
+	args = append(args, limit)
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search episodes: %w", err)
+	}
+	defer rows.Close()
+	var out []EpisodeHit
+	for rows.Next() {
+		var h EpisodeHit
+		var r float64
+		e, err := scanEpisode(scanTail{rows, &r})
+		if err != nil {
+			return nil, err
+		}
+		h.Episode, h.BM25 = e, r
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// scanTail appends extra destinations to a scan.
+type scanTail struct {
+	sc    interface{ Scan(...any) error }
+	extra *float64
+}
+
+func (s scanTail) Scan(dest ...any) error { return s.sc.Scan(append(dest, s.extra)...) }
+
+func prefixed(prefix, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = prefix + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -28,7 +28,7 @@ func ep(id, hash string) *episode.Episode {
 	return &episode.Episode{ID: id, Summary: "summary " + id, Context: "context " + id, Entities: []string{"a.go"},
 		Importance: 0.4, Type: episode.TypeEvent, Scope: episode.ScopeProject, ProjectPath: "/p", SessionID: "s1",
 		ContentHash: hash, Embedding: []float32{0.6, 0.8}, Embedder: "test", Extractor: "local",
-		Signals: []episode.Signal{{Kind: episode.SignalPreference, Subject: "go", Polarity: 1}},
+		Signals:    []episode.Signal{{Kind: episode.SignalPreference, Subject: "go", Polarity: 1}},
 		OccurredAt: time.UnixMilli(5000), CreatedAt: time.UnixMilli(6000), UpdatedAt: time.UnixMilli(6000)}
 }
 

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/engram-memory/engram/internal/capture"
+	"github.com/engram-memory/engram/internal/worker"
+)
+
+func cmdBackfill(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("backfill", e.stderr)
+	noIngest := fs.Bool("no-ingest", false, "capture only; leave ingest to the next run")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	lk, err := worker.Lock(s.cfg.Home)
+	if errors.Is(err, worker.ErrBusy) {
+		return fmt.Errorf("%w; try again when it has finished", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	return backfill(ctx, e, s, !*noIngest)
+}
+
+// backfill captures every existing transcript, then (with ingest) runs a
+// cycle. The caller holds the worker lock.
+func backfill(ctx context.Context, e *env, s *session, ingest bool) error {
+	bar := newProgress(e.stdout)
+	st, err := capture.Backfill(ctx, s.db, s.cfg.ProjectsDir(), capture.OptionsFrom(s.cfg), s.log, bar.update)
+	bar.done()
+	fmt.Fprintf(e.stdout, "backfill: %d transcripts (%d read), %d captures, %.1f MB\n",
+		st.Transcripts, st.Read, st.Captures, float64(st.Bytes)/1e6)
+	if err != nil && !ingest {
+		return err
+	}
+	if !ingest {
+		return nil
+	}
+	comp, cerr := worker.NewComponents(ctx, s.cfg, s.log)
+	if cerr != nil {
+		return cerr
+	}
+	defer comp.Close()
+	cst, cerr := worker.Cycle(ctx, s.cfg, s.db, comp, s.log)
+	fmt.Fprintf(e.stdout, "ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed)\n",
+		cst.Ingest.Captures, cst.Ingest.Episodes, cst.Ingest.Merged, cst.Ingest.Skipped, cst.Ingest.Failed)
+	return errors.Join(err, cerr)
+}
+
+// progress draws a bar on a terminal and prints plain lines otherwise.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	lastStep int
+	drawn    bool
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, lastStep: -1}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(done, total int, bytes, totalBytes int64) {
+	if total == 0 {
+		return
+	}
+	frac := float64(bytes) / float64(max(totalBytes, 1))
+	if p.tty {
+		const width = 30
+		n := int(frac * width)
+		fmt.Fprintf(p.w, "\r[%s%s] %d/%d transcripts, %.1f/%.1f MB", strings.Repeat("#", n), strings.Repeat("-", width-n),
+			done, total, float64(bytes)/1e6, float64(totalBytes)/1e6)
+		p.drawn = true
+		return
+	}
+	if step := int(frac * 10); step > p.lastStep || done == total {
+		p.lastStep = step
+		fmt.Fprintf(p.w, "backfill: %d/%d transcripts (%d%%)\n", done, total, int(frac*100))
+	}
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}

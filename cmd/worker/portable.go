@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/engram-memory/engram/internal/portable"
+)
+
+func cmdExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("export", e.stderr)
+	out := fs.String("out", "-", "file to write (- for standard output)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if *out == "-" {
+		_, err := portable.Export(ctx, s.db, e.stdout)
+		return err
+	}
+	// Write next to the target and rename, 0600: an export holds memories.
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".engram-export-*")
+	if err != nil {
+		return fmt.Errorf("--out %q: %w", *out, err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := portable.Export(ctx, s.db, tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "exported %d records to %s\n", n, *out)
+	return nil
+}
+
+func cmdImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("import", e.stderr)
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return usagef("want one file to import (- for standard input), got %d arguments", fs.NArg())
+	}
+	name := fs.Arg(0)
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	n, err := portable.Import(ctx, s.db, r)
+	if err != nil {
+		return fmt.Errorf("%s: %w (nothing was imported)", name, err)
+	}
+	fmt.Fprintf(e.stdout, "imported %d records from %s\n", n, name)
+	return nil
+}

@@ -1,0 +1,34 @@
+package embed
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// threadCPU is the CPU time of the calling OS thread. Benchmarks here run
+// on shared, busy machines: CPU time per operation is steadier than wall
+// time there.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU runs f b.N times on one locked thread and reports cpu-ns/op.
+func reportCPU(b *testing.B, f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	n := 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	if n > 0 {
+		b.ReportMetric(float64(threadCPU()-start)/float64(n), "cpu-ns/op")
+	}
+}

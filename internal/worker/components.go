@@ -1,0 +1,68 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/embed/remote"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/llm"
+)
+
+// NewComponents picks the extractor and embedder the configuration asks
+// for: the local ones by default; the LLM extractor (with the local one as
+// its fallback) when an endpoint or key is set; the remote embedder when
+// ENGRAM_EMBED_MODEL is set.
+func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Components, error) {
+	local := extract.NewLocal()
+	c := Components{Extractor: local, Embedder: embed.NewLocal(), Concurrency: 1, Close: func() {}}
+	if cfg.LLMEnabled() {
+		client := llm.New(llmConfig(cfg, cfg.LLMModel))
+		c.Extractor = extract.NewLLM(client, cfg.LLMModel)
+		c.Fallback = local
+		c.Concurrency = cfg.LLMConcurrency
+	}
+	if cfg.EmbedModel != "" {
+		r, err := remote.New(remote.Config{BaseURL: embedBaseURL(cfg), APIKey: cfg.LLMAPIKey, Model: cfg.EmbedModel,
+			Timeout: cfg.LLMTimeout})
+		if err != nil {
+			return Components{}, fmt.Errorf("embedder: %w", err)
+		}
+		if err := r.Probe(ctx); err != nil {
+			return Components{}, fmt.Errorf("embedder %s at %s: %w", cfg.EmbedModel, embedBaseURL(cfg), err)
+		}
+		c.Embedder = r
+	}
+	return c, nil
+}
+
+func llmConfig(cfg config.Config, model string) llm.Config {
+	return llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: model, Timeout: cfg.LLMTimeout,
+		Concurrency: cfg.LLMConcurrency, MaxCalls: cfg.LLMMaxCalls}
+}
+
+func embedBaseURL(cfg config.Config) string {
+	if cfg.EmbedBaseURL != "" {
+		return cfg.EmbedBaseURL
+	}
+	return cfg.LLMBaseURL
+}
+
+// Describe names the extractor and embedder the configuration selects,
+// without contacting anything (for status).
+func Describe(cfg config.Config) (extractor, embedder string) {
+	extractor, embedder = "local", embed.NewLocal().Name()
+	if cfg.LLMEnabled() {
+		extractor = "llm:" + cfg.LLMModel
+		if cfg.LLMBaseURL != "" {
+			extractor += " at " + cfg.LLMBaseURL
+		}
+	}
+	if cfg.EmbedModel != "" {
+		embedder = "remote:" + cfg.EmbedModel + " at " + embedBaseURL(cfg)
+	}
+	return extractor, embedder
+}

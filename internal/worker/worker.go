@@ -1,0 +1,95 @@
+// Package worker is engram's background cycle: drain the spool, sweep the
+// transcripts of recently active sessions for late lines, and turn pending
+// captures into episodes. One cycle runs under a single-instance lock; it
+// is safe to start at any time and to kill at any point.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/engram-memory/engram/internal/capture"
+	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Components are the pluggable parts chosen from the configuration.
+type Components struct {
+	Extractor extract.Extractor
+	Fallback  extract.Extractor
+	Embedder  embed.Embedder
+	// Concurrency bounds extractions in flight.
+	Concurrency int
+	// Close releases what the components hold.
+	Close func()
+}
+
+// Stats is what one cycle did.
+type Stats struct {
+	SpoolFiles    int          `json:"spool_files"`
+	SpoolCaptures int          `json:"spool_captures"`
+	SweptSessions int          `json:"swept_sessions"`
+	SweptCaptures int          `json:"swept_captures"`
+	Ingest        ingest.Stats `json:"ingest"`
+	Millis        int64        `json:"ms"`
+}
+
+// ErrBusy means another cycle holds the lock.
+var ErrBusy = fmt.Errorf("another engram-worker run is in progress")
+
+// Lock takes the worker's single-instance lock without waiting; it returns
+// ErrBusy when another process holds it. The kernel releases the lock when
+// its holder dies, even by SIGKILL.
+func Lock(home string) (*flock.Flock, error) {
+	lk := flock.New(filepath.Join(home, "worker.lock"))
+	ok, err := lk.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lk.Path(), err)
+	}
+	if !ok {
+		return nil, ErrBusy
+	}
+	return lk, nil
+}
+
+// Cycle runs one cycle. The caller holds the lock.
+func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components, log *slog.Logger) (st Stats, err error) {
+	start := time.Now()
+	defer func() { st.Millis = time.Since(start).Milliseconds() }()
+	if st, err = Capture(ctx, cfg, db, log); err != nil {
+		return st, err
+	}
+	p := &ingest.Pipeline{DB: db, Extractor: comp.Extractor, Fallback: comp.Fallback, Embedder: comp.Embedder,
+		Log: log, Concurrency: comp.Concurrency, DedupSimilarity: float32(cfg.DedupSimilarity)}
+	st.Ingest, err = p.Run(ctx)
+	if err != nil {
+		return st, fmt.Errorf("ingest: %w", err)
+	}
+	return st, nil
+}
+
+// Capture is the capture part of a cycle: drain the spool, then sweep.
+func Capture(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger) (Stats, error) {
+	var st Stats
+	start := time.Now()
+	opt := capture.OptionsFrom(cfg)
+	drained, err := capture.Drain(ctx, db, cfg.SpoolDir(), opt, log)
+	st.SpoolFiles, st.SpoolCaptures = drained.Files, drained.Captures
+	if err != nil {
+		return st, fmt.Errorf("drain spool: %w", err)
+	}
+	swept, err := capture.Sweep(ctx, db, start.Add(-cfg.SweepWindow), opt, log)
+	st.SweptSessions, st.SweptCaptures = swept.Read, swept.Captures
+	if err != nil {
+		return st, fmt.Errorf("sweep: %w", err)
+	}
+	return st, nil
+}
