@@ -53,7 +53,14 @@ func backfill(ctx context.Context, e *env, s *session, ingest bool) error {
 		return cerr
 	}
 	defer comp.Close()
+	runID, cerr := s.db.StartRun(ctx, "backfill")
+	if cerr != nil {
+		return cerr
+	}
 	cst, cerr := worker.Cycle(ctx, s.cfg, s.db, comp, s.log)
+	if ferr := s.db.FinishRun(context.WithoutCancel(ctx), runID, cst, cerr); ferr != nil {
+		s.log.Error("record run", "err", ferr)
+	}
 	fmt.Fprintf(e.stdout, "ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed)\n",
 		cst.Ingest.Captures, cst.Ingest.Episodes, cst.Ingest.Merged, cst.Ingest.Skipped, cst.Ingest.Failed)
 	return errors.Join(err, cerr)

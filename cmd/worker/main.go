@@ -36,6 +36,10 @@ type command struct {
 var commands = map[string]command{
 	"run":      {"run one worker cycle: drain the spool, sweep recent transcripts, ingest captures", cmdRun},
 	"backfill": {"capture every existing Claude Code transcript, then ingest (resumable)", cmdBackfill},
+	"recall":   {"rank memories and beliefs for a query, with scores", cmdRecall},
+	"expand":   {"show an episode or a belief in full", cmdExpand},
+	"export":   {"write episodes and beliefs as JSON Lines", cmdExport},
+	"import":   {"read a JSON Lines export; a bad line stores nothing", cmdImport},
 	"sweep":    {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
 	"status":   {"show counts, the last run and the settings in use", cmdStatus},
 	"version":  {"print the version", cmdVersion},

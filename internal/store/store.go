@@ -293,6 +293,14 @@ func fromMS(v int64) time.Time {
 	return time.UnixMilli(v)
 }
 
+// DeleteMeta removes a key of the meta table.
+func (db *DB) DeleteMeta(ctx context.Context, key string) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = ?", key)
+		return err
+	})
+}
+
 // HoldWriteLock takes the database's write lock and keeps it until release is
 // called. Tests use it to play a writer that never lets go.
 func (db *DB) HoldWriteLock(ctx context.Context) (release func(), err error) {

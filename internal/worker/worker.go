@@ -18,6 +18,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -34,12 +35,14 @@ type Components struct {
 
 // Stats is what one cycle did.
 type Stats struct {
-	SpoolFiles    int          `json:"spool_files"`
-	SpoolCaptures int          `json:"spool_captures"`
-	SweptSessions int          `json:"swept_sessions"`
-	SweptCaptures int          `json:"swept_captures"`
-	Ingest        ingest.Stats `json:"ingest"`
-	Millis        int64        `json:"ms"`
+	SpoolFiles    int               `json:"spool_files"`
+	SpoolCaptures int               `json:"spool_captures"`
+	SweptSessions int               `json:"swept_sessions"`
+	SweptCaptures int               `json:"swept_captures"`
+	Ingest        ingest.Stats      `json:"ingest"`
+	Accesses      int               `json:"accesses"`
+	Recall        recall.BuildStats `json:"recall"`
+	Millis        int64             `json:"ms"`
 }
 
 // ErrBusy means another cycle holds the lock.
@@ -73,6 +76,13 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	if err != nil {
 		return st, fmt.Errorf("ingest: %w", err)
 	}
+	if st.Accesses, err = recall.FoldAccessLog(ctx, db, cfg.Home); err != nil {
+		return st, fmt.Errorf("fold access log: %w", err)
+	}
+	if st.Recall, err = recall.Build(ctx, db, cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
+		return st, fmt.Errorf("recollections: %w", err)
+	}
+	recall.CleanSessionFiles(cfg.Home, 7*24*time.Hour, time.Now())
 	return st, nil
 }
 

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/gitroot"
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+func cmdRecall(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("recall", e.stderr)
+	project := fs.String("project", "", "recall as from this directory (its git root); default: the current directory")
+	all := fs.Bool("all-projects", false, "search every project, not just one")
+	limit := fs.Int("limit", 10, "results of each kind")
+	asJSON := fs.Bool("json", false, "print JSON")
+	flagArgs, query := splitQuery(args)
+	if err := fs.Parse(flagArgs); err != nil {
+		return usageError{err.Error()}
+	}
+	query = append(query, fs.Args()...)
+	q := strings.TrimSpace(strings.Join(query, " "))
+	if q == "" {
+		return usagef(`want a query: engram-worker recall "what did we decide about billing"`)
+	}
+	if *limit <= 0 {
+		return usagef("--limit %d: want a positive number", *limit)
+	}
+	root := ""
+	if !*all {
+		dir := *project
+		if dir == "" {
+			dir = "."
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return usagef("--project %q: %v", dir, err)
+		}
+		root, _ = gitroot.Find(abs)
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r := recall.New(s.cfg.Home, s.db)
+	r.FTSLimit = max(40, *limit*4)
+	now := time.Now()
+	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
+	if len(res.Episodes) > *limit {
+		res.Episodes = res.Episodes[:*limit]
+	}
+	if len(res.Beliefs) > *limit {
+		res.Beliefs = res.Beliefs[:*limit]
+	}
+	if *asJSON {
+		type hit struct {
+			Kind       string  `json:"kind"`
+			ID         string  `json:"id"`
+			Text       string  `json:"text"`
+			Project    string  `json:"project,omitempty"`
+			At         string  `json:"at,omitempty"`
+			Score      float64 `json:"score"`
+			BM25       float64 `json:"bm25,omitempty"`
+			Cosine     float32 `json:"cosine"`
+			Coverage   float32 `json:"coverage"`
+			Confidence float32 `json:"confidence,omitempty"`
+		}
+		out := struct {
+			Query   string   `json:"query"`
+			Project string   `json:"project"`
+			Match   string   `json:"fts_query"`
+			Results []hit    `json:"results"`
+			Notes   []string `json:"problems,omitempty"`
+		}{Query: q, Project: root, Match: res.Match, Results: []hit{}, Notes: res.Problems}
+		for _, c := range append(append([]recall.Candidate{}, res.Beliefs...), res.Episodes...) {
+			h := hit{Kind: "episode", ID: c.ID, Text: c.Text, Project: c.Project, Score: c.Score, BM25: c.BM25,
+				Cosine: c.Cos, Coverage: c.Coverage}
+			if c.Kind == recall.KindBelief {
+				h.Kind, h.Confidence = "belief", c.Confidence
+			}
+			if !c.At.IsZero() {
+				h.At = c.At.Format(time.RFC3339)
+			}
+			out.Results = append(out.Results, h)
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if len(res.Beliefs)+len(res.Episodes) == 0 {
+		fmt.Fprintln(e.stdout, "nothing recalled")
+		return nil
+	}
+	for _, c := range res.Beliefs {
+		fmt.Fprintf(e.stdout, "[B] %.3f  %s  (confidence %.2f) %s\n", c.Score, c.ID, c.Confidence, c.Text)
+	}
+	for _, c := range res.Episodes {
+		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, bm25 %.2f, cos %.2f, terms %.0f%%) %s\n", c.Score, c.ID,
+			recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, c.Text)
+	}
+	return nil
+}
+
+// splitQuery separates flags from the words of the query, so that both
+// `recall --json "q"` and `recall "q" --json` work.
+func splitQuery(args []string) (flags, words []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flags, append(words, args[i+1:]...)
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && (name == "project" || name == "limit") && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		words = append(words, a)
+	}
+	return flags, words
+}
+
+func cmdExpand(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("expand", e.stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	flagArgs, ids := splitQuery(args)
+	if err := fs.Parse(flagArgs); err != nil {
+		return usageError{err.Error()}
+	}
+	ids = append(ids, fs.Args()...)
+	if len(ids) != 1 {
+		return usagef("want one id (ep_… or bl_…), got %d", len(ids))
+	}
+	id := ids[0]
+	if !strings.HasPrefix(id, "ep_") && !strings.HasPrefix(id, "bl_") {
+		return usagef("id %q: want ep_… (an episode) or bl_… (a belief)", id)
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if strings.HasPrefix(id, "bl_") {
+		return expandBelief(ctx, e, s, id, *asJSON)
+	}
+	ep, err := s.db.GetEpisode(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no episode %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.RecordAccesses(ctx, []store.Access{{ID: id, At: time.Now()}}); err != nil {
+		return err
+	}
+	if *asJSON {
+		ep.Embedding = nil
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ep)
+	}
+	fmt.Fprintf(e.stdout, "%s  %s · %s · importance %.2f · %s scope", ep.ID, ep.Type, ep.OccurredAt.Format("2006-01-02 15:04"), ep.Importance, ep.Scope)
+	if ep.Project != "" {
+		fmt.Fprintf(e.stdout, " · project %s (%s)", ep.Project, ep.ProjectPath)
+	}
+	fmt.Fprintf(e.stdout, "\nsummary:   %s\n", ep.Summary)
+	if len(ep.Entities) > 0 {
+		fmt.Fprintf(e.stdout, "entities:  %s\n", strings.Join(ep.Entities, ", "))
+	}
+	for _, sig := range ep.Signals {
+		fmt.Fprintf(e.stdout, "signal:    %s %q (polarity %+d) %s\n", sig.Kind, sig.Subject, sig.Polarity, sig.Text)
+	}
+	fmt.Fprintf(e.stdout, "sessions:  %s\naccess:    %d times, stability %.2f days\nextractor: %s · embedder %s\n\n%s\n",
+		strings.Join(ep.SessionIDs, ", "), ep.AccessCount+1, ep.Stability, ep.Extractor, ep.Embedder, ep.Context)
+	return nil
+}
+
+func expandBelief(ctx context.Context, e *env, s *session, id string, asJSON bool) error {
+	return fmt.Errorf("no belief %s", id)
+}

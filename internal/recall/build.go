@@ -1,0 +1,180 @@
+package recall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// BuildOptions bound the recollection files.
+type BuildOptions struct {
+	// Candidates is how many of the most important and of the most recent
+	// episodes each file carries.
+	Candidates int
+	// StopShare: terms in more than this share of episodes are stop terms.
+	StopShare float64
+}
+
+// DefaultBuildOptions are used when fields are zero.
+var DefaultBuildOptions = BuildOptions{Candidates: 200, StopShare: 0.05}
+
+// BuildStats counts what Build wrote.
+type BuildStats struct {
+	Files, Episodes, Beliefs, Removed int
+}
+
+// Build writes the global and per-project recollection files from the
+// store. Episode vectors are re-made with the local embedder when they come
+// from another one, so that the hook can always compare them with the
+// prompt's local vector. Files of projects that no longer have memories are
+// removed.
+func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now time.Time) (BuildStats, error) {
+	var st BuildStats
+	if opt.Candidates <= 0 {
+		opt.Candidates = DefaultBuildOptions.Candidates
+	}
+	if opt.StopShare <= 0 {
+		opt.StopShare = DefaultBuildOptions.StopShare
+	}
+	local := embed.NewLocal()
+	stop, err := db.StopTerms(ctx, opt.StopShare, 500)
+	if err != nil {
+		return st, err
+	}
+	beliefs, err := db.SurfaceableBeliefs(ctx, 0.4)
+	if err != nil {
+		return st, err
+	}
+	projects, err := db.RecallProjects(ctx)
+	if err != nil {
+		return st, err
+	}
+	write := func(path, scope, projectPath string) error {
+		eps, err := db.CandidateEpisodes(ctx, scope, projectPath, opt.Candidates)
+		if err != nil {
+			return err
+		}
+		f := &File{Embedder: local.Name(), CreatedAt: now, Scope: scope, ProjectPath: projectPath, StopTerms: stop}
+		for _, b := range beliefs {
+			if b.Scope != scope || (scope == episode.ScopeProject && b.ProjectPath != projectPath) {
+				continue
+			}
+			it := Item{Kind: KindBelief, ID: b.ID, Text: b.Statement, Project: b.Project, ProjectPath: b.ProjectPath,
+				At: b.LastReinforced, Confidence: float32(b.Confidence()), Evidence: int32(b.EvidenceCount),
+				AccessCount: int32(b.AccessCount), LastAccess: b.LastAccessed, Stability: float32(b.Stability)}
+			if b.Embedder == local.Name() {
+				it.Vec = b.Embedding
+			} else {
+				it.Vec = local.EmbedText(b.Statement)
+			}
+			f.Items = append(f.Items, it)
+			st.Beliefs++
+		}
+		for _, e := range eps {
+			it := EpisodeItem(e)
+			if e.Embedder == local.Name() {
+				it.Vec = e.Embedding
+			} else {
+				it.Vec = local.EmbedText(e.Summary)
+			}
+			f.Items = append(f.Items, it)
+			st.Episodes++
+		}
+		if err := Save(path, f); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		st.Files++
+		return nil
+	}
+	if err := write(GlobalPath(home), episode.ScopeGlobal, ""); err != nil {
+		return st, err
+	}
+	keep := map[string]bool{GlobalPath(home): true}
+	for _, p := range projects {
+		path := ProjectPath(home, p)
+		keep[path] = true
+		if err := write(path, episode.ScopeProject, p); err != nil {
+			return st, err
+		}
+	}
+	old, _ := filepath.Glob(filepath.Join(Dir(home), "project-*.rec"))
+	for _, p := range old {
+		if !keep[p] && os.Remove(p) == nil {
+			st.Removed++
+		}
+	}
+	return st, nil
+}
+
+// FoldAccessLog moves the prompt hook's access log into the store: access
+// counts, last access and stability. The log is renamed first, so hooks
+// appending meanwhile start a new one; a folded file's name is recorded in
+// the same transaction as its effects, so a crash never counts it twice.
+func FoldAccessLog(ctx context.Context, db *store.DB, home string) (int, error) {
+	live := AccessLogPath(home)
+	pending, _ := filepath.Glob(live + ".*.fold")
+	if _, err := os.Lstat(live); err == nil {
+		name := live + "." + strconv.FormatInt(time.Now().UnixNano(), 10) + ".fold"
+		if err := os.Rename(live, name); err != nil {
+			return 0, err
+		}
+		pending = append(pending, name)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	total := 0
+	for _, p := range pending {
+		key := "access-folded:" + filepath.Base(p)
+		done, err := db.Meta(ctx, key)
+		if err != nil {
+			return total, err
+		}
+		if done == "" {
+			data, err := readSmall(p, 256<<20)
+			if err != nil {
+				return total, err
+			}
+			var acc []store.Access
+			for _, a := range ParseAccessLog(data) {
+				acc = append(acc, store.Access{ID: a.ID, At: a.At})
+			}
+			n, err := db.RecordAccessesOnce(ctx, acc, key)
+			if err != nil {
+				return total, err
+			}
+			total += n
+		}
+		if err := os.Remove(p); err != nil {
+			return total, err
+		}
+		_ = db.DeleteMeta(ctx, key)
+	}
+	return total, nil
+}
+
+// CleanSessionFiles removes per-session files of sessions idle for longer
+// than maxAge.
+func CleanSessionFiles(home string, maxAge time.Duration, now time.Time) int {
+	n := 0
+	for _, pat := range []string{"injected-*.txt", "session-*.rec"} {
+		files, _ := filepath.Glob(filepath.Join(Dir(home), pat))
+		for _, f := range files {
+			if fi, err := os.Lstat(f); err == nil && now.Sub(fi.ModTime()) > maxAge && strings.HasPrefix(filepath.Base(f), strings.SplitN(pat, "*", 2)[0]) {
+				if os.Remove(f) == nil {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,282 @@
+package recall
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/inject"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func TestFileRoundTrip(t *testing.T) {
+	local := embed.NewLocal()
+	v := local.EmbedText("deploy the billing service with flyctl")
+	f := &File{Embedder: local.Name(), CreatedAt: now, Scope: "project", ProjectPath: "/p", StopTerms: []string{"test", "go"},
+		Items: []Item{
+			{Kind: KindEpisode, ID: "ep_000000000001", Text: "deploy billing", Project: "p", ProjectPath: "/p", At: now.Add(-time.Hour),
+				Importance: 0.7, AccessCount: 2, LastAccess: now, Stability: 1.5, Vec: v},
+			{Kind: KindBelief, ID: "bl_000000000001", Text: "User prefers Fly", Confidence: 0.85, Evidence: 7},
+		}}
+	g, err := Decode(f.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Embedder != f.Embedder || !g.CreatedAt.Equal(now) || len(g.StopTerms) != 2 || len(g.Items) != 2 {
+		t.Fatalf("decoded %+v", g)
+	}
+	a, b := g.Items[0], g.Items[1]
+	if a.ID != "ep_000000000001" || a.Importance != 0.7 || a.AccessCount != 2 || !a.LastAccess.Equal(now) || a.Stability != 1.5 {
+		t.Errorf("episode item %+v", a)
+	}
+	if b.Confidence != 0.85 || b.Evidence != 7 || b.HasVec() {
+		t.Errorf("belief item %+v", b)
+	}
+	// The int8 vector keeps the cosine within a hair of the float one.
+	if c := a.Cos(v); c < 0.999 {
+		t.Errorf("self cosine after quantisation=%v", c)
+	}
+	other := local.EmbedText("table driven tests in go")
+	if d := a.Cos(other) - embed.Cosine(v, other); d > 0.01 || d < -0.01 {
+		t.Errorf("quantised cosine off by %v", d)
+	}
+	for _, bad := range [][]byte{nil, []byte("ENGRAMRC"), []byte("nope"), f.Encode()[:40]} {
+		if _, err := Decode(bad); err == nil {
+			t.Errorf("Decode(%q) accepted", bad)
+		}
+	}
+}
+
+func TestLoadRefusesSymlinkAndGarbage(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "g.rec")
+	if err := Save(good, &File{Scope: "global"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(good); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", st.Mode().Perm())
+	}
+	link := filepath.Join(dir, "l.rec")
+	os.Symlink(good, link)
+	if _, err := Load(link); err == nil {
+		t.Error("followed a symlink")
+	}
+	garbage := filepath.Join(dir, "x.rec")
+	os.WriteFile(garbage, []byte("ENGRAMRC\x01garbage"), 0o600)
+	if _, err := Load(garbage); err == nil {
+		t.Error("garbage accepted")
+	}
+}
+
+func TestTrivialAndTerms(t *testing.T) {
+	for _, p := range []string{"yes", "  OK. ", "go on", "thanks!", "", "/clear", "lgtm", "it"} {
+		if !Trivial(p) {
+			t.Errorf("Trivial(%q)=false", p)
+		}
+	}
+	for _, p := range []string{"what did we decide about billing?", "fix the flaky test", "yes, use postgres"} {
+		if Trivial(p) {
+			t.Errorf("Trivial(%q)=true", p)
+		}
+	}
+	got := Terms("What did we decide about the Billing schema? billing!")
+	if strings.Join(got, ",") != "decide,billing,schema" {
+		t.Errorf("Terms=%v", got)
+	}
+	m := Match([]string{"decide", "billing", "sche\"ma", "go"}, map[string]bool{"decide": true}, 5)
+	if m != `"billing" OR "sche""ma"` {
+		t.Errorf("Match=%s", m)
+	}
+}
+
+func TestAgo(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Minute: "just now", 5 * time.Minute: "5 minutes ago", 3 * time.Hour: "3 hours ago",
+		30 * time.Hour: "yesterday", 3 * 24 * time.Hour: "3 days ago", 20 * 24 * time.Hour: "2 weeks ago",
+		90 * 24 * time.Hour: "3 months ago", 800 * 24 * time.Hour: "2 years ago",
+	} {
+		if got := Ago(now.Add(-d), now); got != want {
+			t.Errorf("Ago(%v)=%q want %q", d, got, want)
+		}
+	}
+}
+
+// seedStore makes a store with episodes of two projects and global scope,
+// written through the real store and recollection build.
+func seedStore(t *testing.T) (*store.DB, string) {
+	t.Helper()
+	ctx := context.Background()
+	home := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	local := embed.NewLocal()
+	mk := func(id, summary, scope, project string, age time.Duration, importance float64) episode.Episode {
+		return episode.Episode{ID: id, Summary: summary, Context: summary, Type: episode.TypeEvent, Scope: scope,
+			Project: filepath.Base(project), ProjectPath: project, ContentHash: id, Importance: importance,
+			Embedding: local.EmbedText(summary), Embedder: local.Name(), Extractor: "local",
+			OccurredAt: now.Add(-age), CreatedAt: now.Add(-age), UpdatedAt: now.Add(-age), Stability: 1}
+	}
+	eps := []episode.Episode{
+		mk("ep_000000000001", "The billing service deploys to Fly with flyctl deploy from the ci workflow", "project", "/src/billing", 72*time.Hour, 0.6),
+		mk("ep_000000000002", "Postgres migrations for the invoices table live in db/migrations", "project", "/src/billing", 48*time.Hour, 0.5),
+		mk("ep_000000000003", "The frontend uses Vite and React Query for data fetching", "project", "/src/web", 24*time.Hour, 0.5),
+		mk("ep_000000000004", "User prefers table-driven tests and never uses testify", "global", "", 96*time.Hour, 0.9),
+	}
+	for i := 5; i < 40; i++ {
+		eps = append(eps, mk("ep_"+strings.Repeat("0", 10)+string(rune('a'+i/26))+string(rune('a'+i%26)),
+			"routine refactor of handler code number "+strings.Repeat("x", i%5), "project", "/src/billing", time.Duration(i)*time.Hour, 0.1))
+	}
+	if err := db.ImportEpisodes(ctx, eps); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(ctx, db, home, BuildOptions{}, now); err != nil {
+		t.Fatal(err)
+	}
+	return db, home
+}
+
+func TestRecallRanksAndScopes(t *testing.T) {
+	db, home := seedStore(t)
+	r := New(home, db)
+	ctx := context.Background()
+
+	res := r.Recall(ctx, Query{Text: "how do we deploy billing to fly?", ProjectPath: "/src/billing", Now: now})
+	if len(res.Episodes) == 0 || res.Episodes[0].ID != "ep_000000000001" {
+		t.Fatalf("deploy query: %+v", ids(res.Episodes))
+	}
+	// Another project's memories stay out; global ones come in.
+	res = r.Recall(ctx, Query{Text: "vite react query data fetching", ProjectPath: "/src/billing", Now: now})
+	for _, c := range res.Episodes {
+		if c.ID == "ep_000000000003" {
+			t.Errorf("memory of /src/web surfaced in /src/billing")
+		}
+	}
+	res = r.Recall(ctx, Query{Text: "should I use testify for these tests?", ProjectPath: "/src/web", Now: now})
+	if len(res.Episodes) == 0 || res.Episodes[0].ID != "ep_000000000004" {
+		t.Errorf("global preference not recalled: %v", ids(res.Episodes))
+	}
+	// Unrelated prompts recall nothing.
+	res = r.Recall(ctx, Query{Text: "translate this poem into French", ProjectPath: "/src/billing", Now: now})
+	if len(res.Episodes) != 0 {
+		t.Errorf("unrelated prompt recalled %v", ids(res.Episodes))
+	}
+	// Excluded ids (already injected) are not returned.
+	res = r.Recall(ctx, Query{Text: "deploy billing fly", ProjectPath: "/src/billing", Now: now,
+		Exclude: map[string]bool{"ep_000000000001": true}})
+	for _, c := range res.Episodes {
+		if c.ID == "ep_000000000001" {
+			t.Error("excluded id returned")
+		}
+	}
+}
+
+func TestRecallDegradesWithoutStoreOrFiles(t *testing.T) {
+	db, home := seedStore(t)
+	ctx := context.Background()
+	// Files only.
+	res := New(home, nil).Recall(ctx, Query{Text: "deploy billing to fly", ProjectPath: "/src/billing", Now: now})
+	if len(res.Episodes) == 0 || res.Episodes[0].ID != "ep_000000000001" {
+		t.Errorf("files only: %v", ids(res.Episodes))
+	}
+	// Store only: corrupt files are reported, not fatal.
+	os.WriteFile(ProjectPath(home, "/src/billing"), []byte("junk"), 0o600)
+	os.WriteFile(GlobalPath(home), []byte("ENGRAMRC\x01\xff"), 0o600)
+	res = New(home, db).Recall(ctx, Query{Text: "deploy billing to fly", ProjectPath: "/src/billing", Now: now})
+	if len(res.Problems) != 2 || len(res.Episodes) == 0 || res.Episodes[0].ID != "ep_000000000001" {
+		t.Errorf("store only: %v problems=%v", ids(res.Episodes), res.Problems)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	res := Result{
+		Beliefs: []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_1", Text: "User prefers Bun", Confidence: 0.853}}},
+		Episodes: []Candidate{
+			{Item: Item{Kind: KindEpisode, ID: "ep_1", Text: "deployed\nbilling", Project: "billing", At: now.Add(-72 * time.Hour)}},
+			{Item: Item{Kind: KindEpisode, ID: "ep_2", Text: strings.Repeat("long ", 1000), At: now}},
+			{Item: Item{Kind: KindEpisode, ID: "ep_3", Text: "third"}},
+			{Item: Item{Kind: KindEpisode, ID: "ep_4", Text: "fourth is over the cap"}},
+		},
+	}
+	text, used := Format(res, DefaultLimits, now)
+	want := []string{"[Belief (0.85): User prefers Bun]", "[Memory · 3 days ago · project billing] deployed billing", "[Memory · just now] long long"}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("missing %q in:\n%s", w, text)
+		}
+	}
+	if strings.Join(used, ",") != "bl_1,ep_1,ep_2,ep_3" || strings.Contains(text, "fourth") {
+		t.Errorf("ids=%v", used)
+	}
+	if !strings.HasPrefix(text, inject.Open) || len(text) > DefaultLimits.Budget {
+		t.Errorf("framing or budget: %d bytes", len(text))
+	}
+	if tiny, _ := Format(res, Limits{Memories: 3, Beliefs: 2, Budget: 300, BiteMax: 100}, now); len(tiny) > 300 {
+		t.Errorf("budget exceeded: %d", len(tiny))
+	}
+	if empty, ids := Format(Result{}, DefaultLimits, now); empty != "" || ids != nil {
+		t.Error("empty result formatted")
+	}
+}
+
+func TestAccessLogFolds(t *testing.T) {
+	db, home := seedStore(t)
+	ctx := context.Background()
+	if err := RecordInjected(home, "s1", []string{"ep_000000000001", "ep_000000000004"}, now); err != nil {
+		t.Fatal(err)
+	}
+	RecordInjected(home, "s1", []string{"ep_000000000001"}, now.Add(48*time.Hour))
+	if inj := Injected(home, "s1"); !inj["ep_000000000001"] || !inj["ep_000000000004"] || len(Injected(home, "s2")) != 0 {
+		t.Errorf("injected=%v", inj)
+	}
+	n, err := FoldAccessLog(ctx, db, home)
+	if err != nil || n != 3 {
+		t.Fatalf("fold n=%d err=%v", n, err)
+	}
+	e, _ := db.GetEpisode(ctx, "ep_000000000001")
+	// Second access 48 h after the first: stability 1 × (1 + 0.1 ln 3).
+	if e.AccessCount != 2 || e.Stability < 1.109 || e.Stability > 1.111 || !e.LastAccessedAt.Equal(now.Add(48*time.Hour)) {
+		t.Errorf("after fold: count=%d stability=%v last=%v", e.AccessCount, e.Stability, e.LastAccessedAt)
+	}
+	if n, _ := FoldAccessLog(ctx, db, home); n != 0 {
+		t.Errorf("second fold applied %d", n)
+	}
+	// A file left by a crash after its commit is not applied twice.
+	RecordInjected(home, "", []string{"ep_000000000004"}, now)
+	leftover := AccessLogPath(home) + ".123.fold"
+	os.Rename(AccessLogPath(home), leftover)
+	db.RecordAccessesOnce(ctx, nil, "access-folded:"+filepath.Base(leftover))
+	FoldAccessLog(ctx, db, home)
+	if e, _ := db.GetEpisode(ctx, "ep_000000000004"); e.AccessCount != 1 {
+		t.Errorf("leftover applied again: count=%d", e.AccessCount)
+	}
+}
+
+func TestRetrievalStrength(t *testing.T) {
+	if RetrievalStrength(time.Time{}, 1, now) != 0.5 {
+		t.Error("never accessed")
+	}
+	if s := RetrievalStrength(now.Add(-24*time.Hour), 1, now); s < 0.367 || s > 0.368 {
+		t.Errorf("one day at stability 1: %v", s)
+	}
+	if s := RetrievalStrength(now.Add(-24*time.Hour), 10, now); s < 0.904 || s > 0.905 {
+		t.Errorf("one day at stability 10: %v", s)
+	}
+}
+
+func ids(cs []Candidate) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}

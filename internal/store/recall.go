@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// RecallProjects lists the project paths that have project-scoped episodes
+// or beliefs.
+func (db *DB) RecallProjects(ctx context.Context) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT project_path FROM episodes WHERE scope = 'project' AND project_path != ''
+		UNION SELECT project_path FROM beliefs WHERE scope = 'project' AND project_path != '' AND status = 'active'`)
+	if err != nil {
+		return nil, fmt.Errorf("store: recall projects: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// CandidateEpisodes returns the episodes a recollection file carries for a
+// scope (and project): the most important and the most recent, up to limit
+// of each, without repeats.
+func (db *DB) CandidateEpisodes(ctx context.Context, scope, projectPath string, limit int) ([]episode.Episode, error) {
+	where := "scope = 'global'"
+	args := []any{}
+	if scope == episode.ScopeProject {
+		where = "scope = 'project' AND project_path = ?"
+		args = append(args, projectPath)
+	}
+	q := "SELECT " + episodeCols + " FROM episodes WHERE seq IN (" +
+		"SELECT seq FROM (SELECT seq FROM episodes WHERE " + where + " ORDER BY importance DESC, occurred_at DESC LIMIT ?)" +
+		" UNION SELECT seq FROM (SELECT seq FROM episodes WHERE " + where + " ORDER BY occurred_at DESC LIMIT ?)) ORDER BY seq"
+	args = append(append(args, limit), append(append([]any{}, args...), limit)...)
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: candidate episodes: %w", err)
+	}
+	defer rows.Close()
+	var out []episode.Episode
+	for rows.Next() {
+		e, err := scanEpisode(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// StopTerms returns the indexed terms found in more than share of the
+// episodes (at most limit, most common first): too common to narrow a query.
+func (db *DB) StopTerms(ctx context.Context, share float64, limit int) ([]string, error) {
+	var total int
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM episodes").Scan(&total); err != nil {
+		return nil, err
+	}
+	min := int(math.Ceil(share * float64(total)))
+	if total < 20 || min < 2 {
+		return nil, nil // too few episodes to tell common from rare
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT term FROM episodes_vocab WHERE doc >= ? ORDER BY doc DESC LIMIT ?", min, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stop terms: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Access is one retrieval of an episode or a belief.
+type Access struct {
+	ID string
+	At time.Time
+}
+
+// RecordAccesses applies retrievals in one transaction: access count, last
+// access, and stability by the spaced-repetition rule (stability × (1 + 0.1
+// × ln(1 + hours since the previous access / 24)), at most 365). Unknown ids
+// (forgotten since) are ignored. It returns how many were applied.
+func (db *DB) RecordAccesses(ctx context.Context, acc []Access) (int, error) {
+	return db.RecordAccessesOnce(ctx, acc, "")
+}
+
+// RecordAccessesOnce is RecordAccesses that also sets the meta key marker
+// (when not empty) in the same transaction, so that the caller can tell
+// whether a batch was applied.
+func (db *DB) RecordAccessesOnce(ctx context.Context, acc []Access, marker string) (int, error) {
+	n := 0
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		n = 0
+		if marker != "" {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = '1'", marker); err != nil {
+				return err
+			}
+		}
+		for _, a := range acc {
+			table := "episodes"
+			if len(a.ID) > 3 && a.ID[:3] == "bl_" {
+				table = "beliefs"
+			}
+			var last sql.NullInt64
+			var stability float64
+			err := tx.QueryRowContext(ctx, "SELECT last_accessed_at, stability FROM "+table+" WHERE id = ?", a.ID).Scan(&last, &stability)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			next := nextStability(stability, fromMS(last.Int64), a.At)
+			at := a.At.UnixMilli()
+			if last.Valid && last.Int64 > at {
+				at = last.Int64
+			}
+			if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET access_count = access_count + 1, last_accessed_at = ?, stability = ? WHERE id = ?",
+				at, next, a.ID); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: record accesses: %w", err)
+	}
+	return n, nil
+}
+
+func nextStability(stability float64, last, now time.Time) float64 {
+	if stability <= 0 {
+		stability = 1
+	}
+	hours := 0.0
+	if !last.IsZero() {
+		hours = math.Max(0, now.Sub(last).Hours())
+	}
+	return math.Min(stability*(1+0.1*math.Log(1+hours/24)), 365)
+}
+
+// BeliefCard is what recall needs of a belief.
+type BeliefCard struct {
+	ID             string
+	Statement      string
+	Scope          string
+	Project        string
+	ProjectPath    string
+	Alpha, Beta    float64
+	EvidenceCount  int
+	Embedding      []float32
+	Embedder       string
+	UpdatedAt      time.Time
+	LastReinforced time.Time
+	LastAccessed   time.Time
+	AccessCount    int
+	Stability      float64
+}
+
+// Confidence is α/(α+β).
+func (b BeliefCard) Confidence() float64 { return b.Alpha / (b.Alpha + b.Beta) }
+
+// SurfaceableBeliefs returns the active beliefs with confidence above min.
+func (db *DB) SurfaceableBeliefs(ctx context.Context, min float64) ([]BeliefCard, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, statement, scope, project, project_path, confidence_alpha, confidence_beta,
+		evidence_count, embedding, embedder, updated_at, last_reinforced_at, last_accessed_at, access_count, stability
+		FROM beliefs WHERE status = 'active' AND confidence_alpha / (confidence_alpha + confidence_beta) > ?
+		ORDER BY seq`, min)
+	if err != nil {
+		return nil, fmt.Errorf("store: surfaceable beliefs: %w", err)
+	}
+	defer rows.Close()
+	var out []BeliefCard
+	for rows.Next() {
+		var b BeliefCard
+		var emb []byte
+		var updated int64
+		var reinforced, accessed sql.NullInt64
+		if err := rows.Scan(&b.ID, &b.Statement, &b.Scope, &b.Project, &b.ProjectPath, &b.Alpha, &b.Beta, &b.EvidenceCount,
+			&emb, &b.Embedder, &updated, &reinforced, &accessed, &b.AccessCount, &b.Stability); err != nil {
+			return nil, err
+		}
+		b.Embedding, _ = DecodeVector(emb)
+		b.UpdatedAt, b.LastReinforced, b.LastAccessed = fromMS(updated), fromMS(reinforced.Int64), fromMS(accessed.Int64)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
