@@ -38,6 +38,8 @@ var commands = map[string]command{
 	"backfill": {"capture every existing Claude Code transcript, then ingest (resumable)", cmdBackfill},
 	"recall":   {"rank memories and beliefs for a query, with scores", cmdRecall},
 	"expand":   {"show an episode or a belief in full", cmdExpand},
+	"beliefs":  {"list beliefs with confidence, evidence and status", cmdBeliefs},
+	"forget":   {"remove an episode or a belief (ep_… or bl_…) with its index entries", cmdForget},
 	"export":   {"write episodes and beliefs as JSON Lines", cmdExport},
 	"import":   {"read a JSON Lines export; a bad line stores nothing", cmdImport},
 	"sweep":    {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},

@@ -186,5 +186,55 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 }
 
 func expandBelief(ctx context.Context, e *env, s *session, id string, asJSON bool) error {
-	return fmt.Errorf("no belief %s", id)
+	b, err := s.db.GetBelief(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no belief %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.RecordAccesses(ctx, []store.Access{{ID: id, At: time.Now()}}); err != nil {
+		return err
+	}
+	if asJSON {
+		b.Embedding = nil
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(b)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s  %s · %s scope", b.ID, b.Status, b.Scope)
+	if b.Project != "" {
+		fmt.Fprintf(w, " · project %s (%s)", b.Project, b.ProjectPath)
+	}
+	fmt.Fprintf(w, "\nstatement:  %s\n", b.Statement)
+	fmt.Fprintf(w, "structured: subject %q · predicate %q · context %q · timeframe %s\n", b.Subject, b.Predicate, b.Context, b.Timeframe)
+	fmt.Fprintf(w, "confidence: %.2f (α %.0f, β %.0f) · evidence %d · stability %.2f days\n", b.Confidence(), b.Alpha, b.Beta, b.EvidenceCount, b.Stability)
+	fmt.Fprintf(w, "supporting:    %s\n", listOrNone(b.Supporting))
+	fmt.Fprintf(w, "contradicting: %s\n", listOrNone(b.Contradicting))
+	if len(b.Partial) > 0 {
+		fmt.Fprintf(w, "partial:       %s\n", listOrNone(b.Partial))
+	}
+	if b.ParentID != "" {
+		fmt.Fprintf(w, "parent:        %s\n", b.ParentID)
+	}
+	if len(b.Children) > 0 {
+		fmt.Fprintf(w, "children:      %s\n", listOrNone(b.Children))
+	}
+	for _, r := range b.Revisions {
+		fmt.Fprintf(w, "revised %s: %q (was %.2f): %s\n", r.Timestamp.Format("2006-01-02"), r.OldStatement, r.OldConfidence, r.Reason)
+	}
+	fmt.Fprintf(w, "created %s · updated %s", b.CreatedAt.Format("2006-01-02 15:04"), b.UpdatedAt.Format("2006-01-02 15:04"))
+	if !b.PromotedAt.IsZero() {
+		fmt.Fprintf(w, " · promoted %s", b.PromotedAt.Format("2006-01-02"))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func listOrNone(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
 }

@@ -15,19 +15,35 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/store"
 )
 
 // Record kinds.
-const KindEpisode = "episode"
+const (
+	KindEpisode = "episode"
+	KindBelief  = "belief"
+)
 
 type episodeRecord struct {
 	Kind string `json:"kind"`
 	episode.Episode
 }
 
-// Export writes every episode to w and returns how many it wrote.
+type beliefRecord struct {
+	Kind string `json:"kind"`
+	belief.Belief
+}
+
+// Data is the content of an export.
+type Data struct {
+	Episodes []episode.Episode
+	Beliefs  []belief.Belief
+}
+
+// Export writes every episode, then every belief, to w and returns how many
+// records it wrote.
 func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -36,6 +52,13 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	err := db.EachEpisode(ctx, func(e episode.Episode) error {
 		n++
 		return enc.Encode(episodeRecord{Kind: KindEpisode, Episode: e})
+	})
+	if err != nil {
+		return n, err
+	}
+	err = db.EachBelief(ctx, func(b belief.Belief) error {
+		n++
+		return enc.Encode(beliefRecord{Kind: KindBelief, Belief: b})
 	})
 	if err != nil {
 		return n, err
@@ -59,25 +82,26 @@ var episodeIDRe = regexp.MustCompile(`^ep_[0-9a-f]{12}$`)
 
 // Read parses and validates a whole export. It returns the first bad line
 // as a *LineError; nothing is returned for a file with any bad line.
-func Read(r io.Reader) ([]episode.Episode, error) {
-	eps, _, err := read(r)
-	return eps, err
+func Read(r io.Reader) (Data, error) {
+	d, _, err := read(r)
+	return d, err
 }
 
-func read(r io.Reader) ([]episode.Episode, []int, error) {
-	var lines []int
+// read also returns the line of each record: episodes first, then beliefs.
+func read(r io.Reader) (Data, []int, error) {
+	var d Data
+	var epLines, blLines []int
 	br := bufio.NewReaderSize(r, 1<<16)
-	var eps []episode.Episode
 	seenID := map[string]int{}
 	seenHash := map[string]int{}
 	dims := map[string]int{}
 	for line := 1; ; line++ {
-		data, err := readLine(br)
-		if errors.Is(err, io.EOF) && len(data) == 0 {
+		data, rerr := readLine(br)
+		if errors.Is(rerr, io.EOF) && len(data) == 0 {
 			break
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, &LineError{line, err}
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return Data{}, nil, &LineError{line, rerr}
 		}
 		if strings.TrimSpace(string(data)) == "" {
 			continue
@@ -86,43 +110,63 @@ func read(r io.Reader) ([]episode.Episode, []int, error) {
 			Kind string `json:"kind"`
 		}
 		if err := json.Unmarshal(data, &head); err != nil {
-			return nil, nil, &LineError{line, fmt.Errorf("not a JSON object: %v", err)}
+			return Data{}, nil, &LineError{line, fmt.Errorf("not a JSON object: %v", err)}
 		}
 		switch head.Kind {
 		case KindEpisode:
+		case KindBelief:
+			b, err := decodeBelief(data)
+			if err == nil {
+				err = validateBelief(b)
+			}
+			if err == nil {
+				if prev, ok := seenID[b.ID]; ok {
+					err = fmt.Errorf("id %s repeats line %d", b.ID, prev)
+				}
+			}
+			if err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			seenID[b.ID] = line
+			d.Beliefs = append(d.Beliefs, b)
+			blLines = append(blLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return d, append(epLines, blLines...), nil
+			}
+			continue
 		default:
-			return nil, nil, &LineError{line, fmt.Errorf("unknown kind %q", head.Kind)}
+			return Data{}, nil, &LineError{line, fmt.Errorf("unknown kind %q", head.Kind)}
 		}
 		dec := json.NewDecoder(strings.NewReader(string(data)))
 		dec.DisallowUnknownFields()
 		var rec episodeRecord
 		if err := dec.Decode(&rec); err != nil {
-			return nil, nil, &LineError{line, err}
+			return Data{}, nil, &LineError{line, err}
 		}
 		e := rec.Episode
 		if err := validate(e); err != nil {
-			return nil, nil, &LineError{line, err}
+			return Data{}, nil, &LineError{line, err}
 		}
 		if prev, ok := seenID[e.ID]; ok {
-			return nil, nil, &LineError{line, fmt.Errorf("id %s repeats line %d", e.ID, prev)}
+			return Data{}, nil, &LineError{line, fmt.Errorf("id %s repeats line %d", e.ID, prev)}
 		}
 		if prev, ok := seenHash[e.ContentHash]; ok {
-			return nil, nil, &LineError{line, fmt.Errorf("content_hash %s repeats line %d", e.ContentHash, prev)}
+			return Data{}, nil, &LineError{line, fmt.Errorf("content_hash %s repeats line %d", e.ContentHash, prev)}
 		}
 		if len(e.Embedding) > 0 {
 			if d, ok := dims[e.Embedder]; ok && d != len(e.Embedding) {
-				return nil, nil, &LineError{line, fmt.Errorf("embedding of %d dimensions, earlier %s vectors have %d", len(e.Embedding), e.Embedder, d)}
+				return Data{}, nil, &LineError{line, fmt.Errorf("embedding of %d dimensions, earlier %s vectors have %d", len(e.Embedding), e.Embedder, d)}
 			}
 			dims[e.Embedder] = len(e.Embedding)
 		}
 		seenID[e.ID], seenHash[e.ContentHash] = line, line
-		eps = append(eps, e)
-		lines = append(lines, line)
-		if errors.Is(err, io.EOF) {
+		d.Episodes = append(d.Episodes, e)
+		epLines = append(epLines, line)
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
 	}
-	return eps, lines, nil
+	return d, append(epLines, blLines...), nil
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -177,16 +221,55 @@ func validate(e episode.Episode) error {
 // Import reads and validates r, then stores every record in one
 // transaction. It returns the number of episodes imported.
 func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
-	eps, lines, err := read(r)
+	d, lines, err := read(r)
 	if err != nil {
 		return 0, err
 	}
-	if err := db.ImportEpisodes(ctx, eps); err != nil {
+	if err := db.Import(ctx, d.Episodes, d.Beliefs); err != nil {
 		var re *store.RecordError
 		if errors.As(err, &re) {
 			return 0, &LineError{lines[re.Index], re.Err}
 		}
 		return 0, err
 	}
-	return len(eps), nil
+	return len(d.Episodes) + len(d.Beliefs), nil
+}
+
+var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)
+
+func decodeBelief(data []byte) (belief.Belief, error) {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	var rec beliefRecord
+	err := dec.Decode(&rec)
+	return rec.Belief, err
+}
+
+var validStatus = map[string]bool{belief.StatusActive: true, belief.StatusRevised: true, belief.StatusMerged: true,
+	belief.StatusSplit: true, belief.StatusArchived: true}
+
+var validTimeframe = map[string]bool{belief.TimeCurrent: true, belief.TimePast: true, belief.TimeAlways: true}
+
+func validateBelief(b belief.Belief) error {
+	switch {
+	case !beliefIDRe.MatchString(b.ID):
+		return fmt.Errorf("id %q: want bl_ and 12 hex digits", b.ID)
+	case strings.TrimSpace(b.Statement) == "":
+		return fmt.Errorf("belief %s: empty statement", b.ID)
+	case !validStatus[b.Status]:
+		return fmt.Errorf("belief %s: status %q is not one of active, revised, merged, split, archived", b.ID, b.Status)
+	case !validTimeframe[b.Timeframe]:
+		return fmt.Errorf("belief %s: timeframe %q is not one of current, past, always", b.ID, b.Timeframe)
+	case b.Scope != episode.ScopeProject && b.Scope != episode.ScopeGlobal:
+		return fmt.Errorf("belief %s: scope %q: want project or global", b.ID, b.Scope)
+	case !(b.Alpha > 0) || !(b.Beta > 0) || math.IsInf(b.Alpha, 0) || math.IsInf(b.Beta, 0):
+		return fmt.Errorf("belief %s: confidence_alpha %v and confidence_beta %v must be positive", b.ID, b.Alpha, b.Beta)
+	case b.EvidenceCount < 0 || b.AccessCount < 0 || b.Stability < 0:
+		return fmt.Errorf("belief %s: negative evidence_count, access_count or stability", b.ID)
+	case b.CreatedAt.IsZero():
+		return fmt.Errorf("belief %s: missing created_at", b.ID)
+	case len(b.Embedding) > 0 && b.Embedder == "":
+		return fmt.Errorf("belief %s: embedding without embedder", b.ID)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -36,6 +37,17 @@ func sample(i int) episode.Episode {
 	}
 }
 
+func sampleBelief(i int) belief.Belief {
+	return belief.Belief{ID: fmt.Sprintf("bl_%012x", i), Statement: "User prefers table-driven tests", Subject: "user",
+		Predicate: "prefers", Context: "go tests", Timeframe: belief.TimeCurrent, Alpha: 7, Beta: 2, Scope: episode.ScopeGlobal,
+		Supporting: []string{"ep_000000000001"}, Contradicting: []string{}, Partial: []string{},
+		Revisions: []belief.Revision{{Timestamp: time.UnixMilli(1700000000000), OldStatement: "old", OldConfidence: 0.6, Reason: "revised"}},
+		ParentID: "bl_00000000000f", Children: []string{}, Embedding: []float32{0.5, 0.5}, Embedder: "local-v1",
+		Status: belief.StatusActive, EvidenceCount: 8, Stability: 2.5, PeakConfidence: 0.8,
+		CreatedAt: time.UnixMilli(1700000000000), UpdatedAt: time.UnixMilli(1700000100000),
+		LastReinforcedAt: time.UnixMilli(1700000200000), PromotedAt: time.UnixMilli(1700000300000)}
+}
+
 func TestRoundTripIsExact(t *testing.T) {
 	ctx := context.Background()
 	src := openDB(t)
@@ -47,15 +59,17 @@ func TestRoundTripIsExact(t *testing.T) {
 		}
 		eps = append(eps, e)
 	}
-	if err := src.ImportEpisodes(ctx, eps); err != nil {
+	bs := []belief.Belief{sampleBelief(1), sampleBelief(2)}
+	bs[1].Revisions, bs[1].Embedding, bs[1].Embedder, bs[1].Status = nil, nil, "", belief.StatusArchived
+	if err := src.Import(ctx, eps, bs); err != nil {
 		t.Fatal(err)
 	}
 	var first bytes.Buffer
-	if n, err := Export(ctx, src, &first); err != nil || n != 20 {
+	if n, err := Export(ctx, src, &first); err != nil || n != 22 {
 		t.Fatalf("Export n=%d err=%v", n, err)
 	}
 	dst := openDB(t)
-	if n, err := Import(ctx, dst, bytes.NewReader(first.Bytes())); err != nil || n != 20 {
+	if n, err := Import(ctx, dst, bytes.NewReader(first.Bytes())); err != nil || n != 22 {
 		t.Fatalf("Import n=%d err=%v", n, err)
 	}
 	var second bytes.Buffer
@@ -82,6 +96,7 @@ func TestBadLineStoresNothing(t *testing.T) {
 		{"unknown field", strings.Replace(lines[1], `"kind":"episode"`, `"kind":"episode","colour":"red"`, 1), `line 2: json: unknown field "colour"`},
 		{"repeated id", lines[0], "line 2: id ep_000000000001 repeats line 1"},
 		{"scope", strings.Replace(lines[1], `"scope":"global"`, `"scope":"team"`, 1), `scope "team"`},
+		{"bad belief", `{"kind":"belief","id":"bl_000000000001","statement":"x","status":"active","timeframe":"current","scope":"global","confidence_alpha":0,"confidence_beta":1,"created_at":"2026-01-01T00:00:00Z"}`, "confidence_alpha 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := openDB(t)

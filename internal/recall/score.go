@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"github.com/engram-memory/engram/internal/belief"
 	"math"
 	"sort"
 	"strings"
@@ -30,21 +31,8 @@ type Weights struct {
 // strong and important.
 var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30}
 
-// RetrievalStrength is Bjork's retrieval strength: exp(-hours since last
-// access / (stability × 24)), 0.5 for an item never accessed.
-func RetrievalStrength(lastAccess time.Time, stability float64, now time.Time) float64 {
-	if lastAccess.IsZero() {
-		return 0.5
-	}
-	if stability <= 0 {
-		stability = 1
-	}
-	hours := now.Sub(lastAccess).Hours()
-	if hours < 0 {
-		hours = 0
-	}
-	return math.Exp(-hours / (stability * 24))
-}
+// RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
+var RetrievalStrength = belief.RetrievalStrength
 
 // Rank scores candidates in place and sorts them best first. Episodes and
 // beliefs are scored with their own blends; the scores are comparable

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/engram-memory/engram/internal/belief"
 	"math"
 	"time"
 
@@ -127,7 +128,7 @@ func (db *DB) RecordAccessesOnce(ctx context.Context, acc []Access, marker strin
 			if err != nil {
 				return err
 			}
-			next := nextStability(stability, fromMS(last.Int64), a.At)
+			next := belief.NextStability(stability, fromMS(last.Int64), a.At)
 			at := a.At.UnixMilli()
 			if last.Valid && last.Int64 > at {
 				at = last.Int64
@@ -144,17 +145,6 @@ func (db *DB) RecordAccessesOnce(ctx context.Context, acc []Access, marker strin
 		return 0, fmt.Errorf("store: record accesses: %w", err)
 	}
 	return n, nil
-}
-
-func nextStability(stability float64, last, now time.Time) float64 {
-	if stability <= 0 {
-		stability = 1
-	}
-	hours := 0.0
-	if !last.IsZero() {
-		hours = math.Max(0, now.Sub(last).Hours())
-	}
-	return math.Min(stability*(1+0.1*math.Log(1+hours/24)), 365)
 }
 
 // BeliefCard is what recall needs of a belief.

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/gitroot"
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+func cmdBeliefs(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("beliefs", e.stderr)
+	status := fs.String("status", "active", "active, revised, merged, split, archived, or all")
+	scope := fs.String("scope", "", "global or project (default: both)")
+	project := fs.String("project", "", "only beliefs of this directory's project (its git root)")
+	minConf := fs.Float64("min-confidence", 0, "only beliefs at least this confident (0..1)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	f := store.BeliefFilter{Status: *status, Scope: *scope, MinConf: *minConf}
+	switch *status {
+	case "all":
+		f.Status = ""
+	case belief.StatusActive, belief.StatusRevised, belief.StatusMerged, belief.StatusSplit, belief.StatusArchived:
+	default:
+		return usagef("--status %q: want active, revised, merged, split, archived or all", *status)
+	}
+	if *scope != "" && *scope != "global" && *scope != "project" {
+		return usagef("--scope %q: want global or project", *scope)
+	}
+	if *minConf < 0 || *minConf > 1 {
+		return usagef("--min-confidence %v: want a number from 0 to 1", *minConf)
+	}
+	if *project != "" {
+		abs, err := filepath.Abs(*project)
+		if err != nil {
+			return usagef("--project %q: %v", *project, err)
+		}
+		f.ProjectPath, _ = gitroot.Find(abs)
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	bs, err := s.db.ListBeliefs(ctx, f)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		type row struct {
+			ID         string  `json:"id"`
+			Statement  string  `json:"statement"`
+			Confidence float64 `json:"confidence"`
+			Evidence   int     `json:"evidence_count"`
+			Status     string  `json:"status"`
+			Scope      string  `json:"scope"`
+			Project    string  `json:"project,omitempty"`
+		}
+		out := []row{}
+		for _, b := range bs {
+			out = append(out, row{b.ID, b.Statement, b.Confidence(), b.EvidenceCount, b.Status, b.Scope, b.ProjectPath})
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if len(bs) == 0 {
+		fmt.Fprintln(e.stdout, "no beliefs")
+		return nil
+	}
+	for _, b := range bs {
+		where := b.Scope
+		if b.Project != "" {
+			where = "project " + b.Project
+		}
+		fmt.Fprintf(e.stdout, "%s  %.2f  ev %-3d %-8s %-16s %s\n", b.ID, b.Confidence(), b.EvidenceCount, b.Status, where, b.Statement)
+	}
+	return nil
+}
+
+func cmdForget(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("forget", e.stderr)
+	flagArgs, ids := splitQuery(args)
+	if err := fs.Parse(flagArgs); err != nil {
+		return usageError{err.Error()}
+	}
+	ids = append(ids, fs.Args()...)
+	if len(ids) == 0 {
+		return usagef("want one or more ids (ep_… or bl_…)")
+	}
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "ep_") && !strings.HasPrefix(id, "bl_") {
+			return usagef("id %q: want ep_… (an episode) or bl_… (a belief); nothing was forgotten", id)
+		}
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// Check every id first: a bad one leaves the store unchanged.
+	for _, id := range ids {
+		var err error
+		if strings.HasPrefix(id, "bl_") {
+			_, err = s.db.GetBelief(ctx, id)
+		} else {
+			_, err = s.db.GetEpisode(ctx, id)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no memory with id %s; nothing was forgotten", id)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		var err error
+		if strings.HasPrefix(id, "bl_") {
+			err = s.db.DeleteBelief(ctx, id)
+		} else {
+			err = s.db.DeleteEpisode(ctx, id)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "forgot %s\n", id)
+	}
+	// The prompt hook reads the recollection files: rewrite them now so that
+	// a forgotten memory is never injected again.
+	if _, err := recall.Build(ctx, s.db, s.cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
+		return fmt.Errorf("forgotten, but the recollection files could not be rewritten (the next run will): %w", err)
+	}
+	return nil
+}
