@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"strings"
 	"sync"
 	"time"
@@ -59,13 +60,58 @@ type Stats struct {
 const DedupWindow = 1000
 
 // index is the in-memory vector index used for near-duplicate detection,
-// partitioned by scope and project.
+// partitioned by scope and project. Each row carries a signature of its
+// vector: which coordinates are positive and which negative. Near-duplicate
+// vectors agree on almost every coordinate they use; unrelated ones (the
+// local embedder's vectors are sparse) use mostly different coordinates.
+// Comparing signatures (a few popcounts) skips the full dot product for
+// almost every row.
 type index struct {
-	parts map[string][]store.VectorRow
+	parts map[string][]row
+}
+
+type row struct {
+	store.VectorRow
+	sig signature
+}
+
+type signature struct{ pos, neg []uint64 }
+
+func signatureOf(v []float32) signature {
+	n := (len(v) + 63) / 64
+	s := signature{pos: make([]uint64, n), neg: make([]uint64, n)}
+	for i, x := range v {
+		switch {
+		case x > 0:
+			s.pos[i/64] |= 1 << (i % 64)
+		case x < 0:
+			s.neg[i/64] |= 1 << (i % 64)
+		}
+	}
+	return s
+}
+
+// maxSignDiff is the share of used coordinates whose sign may differ for a
+// pair to still be compared in full. Measured with the local embedder:
+// unrelated texts differ on most of their coordinates, a near-duplicate
+// (cosine ≥ 0.95) on a small share.
+const maxSignDiff = 0.5
+
+// mayBeNear reports whether two signatures are close enough to compare.
+func mayBeNear(a, b signature) bool {
+	if len(a.pos) != len(b.pos) {
+		return false
+	}
+	diff, used := 0, 0
+	for i := range a.pos {
+		diff += bits.OnesCount64((a.pos[i] ^ b.pos[i]) | (a.neg[i] ^ b.neg[i]))
+		used += bits.OnesCount64(a.pos[i] | a.neg[i] | b.pos[i] | b.neg[i])
+	}
+	return used == 0 || float64(diff) <= maxSignDiff*float64(used)
 }
 
 func newIndex(rows []store.VectorRow) *index {
-	ix := &index{parts: map[string][]store.VectorRow{}}
+	ix := &index{parts: map[string][]row{}}
 	for _, r := range rows {
 		ix.add(r)
 	}
@@ -76,7 +122,7 @@ func partKey(scope, project string) string { return scope + "\x00" + project }
 
 func (ix *index) add(r store.VectorRow) {
 	k := partKey(r.Scope, r.ProjectPath)
-	ix.parts[k] = append(ix.parts[k], r)
+	ix.parts[k] = append(ix.parts[k], row{r, signatureOf(r.Vector)})
 }
 
 // remove drops the rows of the given ids added last (a batch's own rows).
@@ -97,8 +143,12 @@ func (ix *index) nearest(scope, project string, v []float32) (string, float32) {
 	if len(rows) > DedupWindow {
 		rows = rows[len(rows)-DedupWindow:]
 	}
+	sig := signatureOf(v)
 	best, bestID := float32(-1), ""
 	for _, r := range rows {
+		if !mayBeNear(r.sig, sig) {
+			continue
+		}
 		if s := dot(r.Vector, v); s > best {
 			best, bestID = s, r.ID
 		}
@@ -129,7 +179,9 @@ func dot(a, b []float32) float32 {
 func (p *Pipeline) Run(ctx context.Context) (Stats, error) {
 	var st Stats
 	if p.BatchSize <= 0 {
-		p.BatchSize = 128
+		// A batch is one write transaction: large enough to amortise the
+		// FTS index flush, small enough to hold the lock for tens of ms.
+		p.BatchSize = 256
 	}
 	if p.Concurrency <= 0 {
 		p.Concurrency = 1

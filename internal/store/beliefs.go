@@ -217,8 +217,10 @@ func (db *DB) ImportBeliefs(ctx context.Context, bs []belief.Belief) error {
 func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Belief) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
+		st := newStmts(ctx, tx)
+		defer st.close()
 		for i := range eps {
-			if err := insertEpisode(ctx, tx, &eps[i], now); err != nil {
+			if err := st.insertEpisode(&eps[i], now); err != nil {
 				return &RecordError{Index: i, Err: err}
 			}
 		}

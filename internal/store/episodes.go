@@ -69,10 +69,12 @@ func (db *DB) CommitOutcomes(ctx context.Context, outs []Outcome) (IngestResult,
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		res = IngestResult{IDs: map[int64]string{}}
 		now := time.Now().UnixMilli()
+		st := newStmts(ctx, tx)
+		defer st.close()
 		for _, o := range outs {
 			var status string
 			var attempts int
-			err := tx.QueryRowContext(ctx, "SELECT status, attempts FROM captures WHERE id = ?", o.CaptureID).Scan(&status, &attempts)
+			err := st.queryRow("SELECT status, attempts FROM captures WHERE id = ?", o.CaptureID).Scan(&status, &attempts)
 			if errors.Is(err, sql.ErrNoRows) || (err == nil && status != CapturePending) {
 				res.Stale++
 				continue
@@ -102,12 +104,12 @@ func (db *DB) CommitOutcomes(ctx context.Context, outs []Outcome) (IngestResult,
 			}
 			id := o.MergeInto
 			if o.Episode != nil {
-				existing, err := episodeIDByHash(ctx, tx, o.Episode.ContentHash)
+				existing, err := episodeIDByHash(st, o.Episode.ContentHash)
 				if err != nil {
 					return err
 				}
 				if existing == "" {
-					if err := insertEpisode(ctx, tx, o.Episode, now); err != nil {
+					if err := st.insertEpisode(o.Episode, now); err != nil {
 						return err
 					}
 					id = o.Episode.ID
@@ -126,7 +128,7 @@ func (db *DB) CommitOutcomes(ctx context.Context, outs []Outcome) (IngestResult,
 			if id == "" {
 				return fmt.Errorf("outcome for capture %d names no episode", o.CaptureID)
 			}
-			if _, err := tx.ExecContext(ctx, "UPDATE captures SET status = 'done', episode_id = ?, error = '', processed_at = ? WHERE id = ?",
+			if _, err := st.exec("UPDATE captures SET status = 'done', episode_id = ?, error = '', processed_at = ? WHERE id = ?",
 				id, now, o.CaptureID); err != nil {
 				return err
 			}
@@ -147,16 +149,73 @@ func idOf(e *episode.Episode) string {
 	return e.ID
 }
 
-func episodeIDByHash(ctx context.Context, tx *sql.Tx, hash string) (string, error) {
+func episodeIDByHash(st *stmts, hash string) (string, error) {
 	var id string
-	err := tx.QueryRowContext(ctx, "SELECT id FROM episodes WHERE content_hash = ?", hash).Scan(&id)
+	err := st.queryRow("SELECT id FROM episodes WHERE content_hash = ?", hash).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	return id, err
 }
 
+const insertEpisodeSQL = `INSERT INTO episodes(id, summary, context, entities, signals, importance, type, scope,
+		project, project_path, session_id, session_ids, content_hash, embedding, embedder, extractor,
+		occurred_at, created_at, updated_at, access_count, last_accessed_at, stability, compressed, graduated_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+// stmts prepares the statements a transaction repeats, once: parsing SQL
+// costs more than running these statements.
+type stmts struct {
+	ctx context.Context
+	tx  *sql.Tx
+	m   map[string]*sql.Stmt
+}
+
+func newStmts(ctx context.Context, tx *sql.Tx) *stmts {
+	return &stmts{ctx: ctx, tx: tx, m: map[string]*sql.Stmt{}}
+}
+
+func (s *stmts) get(q string) (*sql.Stmt, error) {
+	if st, ok := s.m[q]; ok {
+		return st, nil
+	}
+	st, err := s.tx.PrepareContext(s.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.m[q] = st
+	return st, nil
+}
+
+func (s *stmts) exec(q string, args ...any) (sql.Result, error) {
+	st, err := s.get(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(s.ctx, args...)
+}
+
+func (s *stmts) queryRow(q string, args ...any) *sql.Row {
+	st, err := s.get(q)
+	if err != nil {
+		return s.tx.QueryRowContext(s.ctx, q, args...) // reports the same error on Scan
+	}
+	return st.QueryRowContext(s.ctx, args...)
+}
+
+func (s *stmts) close() {
+	for _, st := range s.m {
+		st.Close()
+	}
+}
+
 func insertEpisode(ctx context.Context, tx *sql.Tx, e *episode.Episode, now int64) error {
+	st := newStmts(ctx, tx)
+	defer st.close()
+	return st.insertEpisode(e, now)
+}
+
+func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 	if e.ID == "" || e.ContentHash == "" {
 		return fmt.Errorf("episode without id or content hash")
 	}
@@ -179,10 +238,7 @@ func insertEpisode(ctx context.Context, tx *sql.Tx, e *episode.Episode, now int6
 	if stability <= 0 {
 		stability = 1
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO episodes(id, summary, context, entities, signals, importance, type, scope,
-		project, project_path, session_id, session_ids, content_hash, embedding, embedder, extractor,
-		occurred_at, created_at, updated_at, access_count, last_accessed_at, stability, compressed, graduated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.exec(insertEpisodeSQL,
 		e.ID, e.Summary, e.Context, jsonOf(nonNil(e.Entities)), jsonOf(nonNilSignals(e.Signals)), e.Importance, e.Type, e.Scope,
 		e.Project, e.ProjectPath, e.SessionID, jsonOf(nonNil(sessions)), e.ContentHash, EncodeVector(e.Embedding), e.Embedder, e.Extractor,
 		occurred, created, updated, e.AccessCount, nullMS(e.LastAccessedAt), stability, boolInt(e.Compressed), nullMS(e.GraduatedAt))
@@ -376,8 +432,10 @@ func (e *RecordError) Unwrap() error { return e.Err }
 func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
+		st := newStmts(ctx, tx)
+		defer st.close()
 		for i := range eps {
-			if err := insertEpisode(ctx, tx, &eps[i], now); err != nil {
+			if err := st.insertEpisode(&eps[i], now); err != nil {
 				return &RecordError{Index: i, Err: err}
 			}
 		}
