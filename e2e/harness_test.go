@@ -151,12 +151,16 @@ type Hooks struct {
 type Env struct {
 	t          testing.TB
 	Claude     string
+	Base       string // the test's temporary directory, symlinks resolved
 	Home       string
 	ClaudeDir  string // Home/.claude
 	EngramHome string
-	Project    string
+	Project    string // Base/work/proj, a git repository
 	Stub       *anthropicstub.Server
 	Hooks      Hooks
+
+	mu          sync.Mutex
+	sessionDirs map[string]string // session id -> the cwd it was started in
 }
 
 // NewEnv prepares a HOME, a project and hook settings, and starts a stub
@@ -173,6 +177,7 @@ func NewEnv(t testing.TB, responder anthropicstub.Responder, hooks Hooks) *Env {
 	e := &Env{
 		t:          t,
 		Claude:     claude,
+		Base:       base,
 		Home:       filepath.Join(base, "home"),
 		EngramHome: filepath.Join(base, "home", ".claude-memory"),
 		Project:    filepath.Join(base, "work", "proj"),
@@ -187,7 +192,7 @@ func NewEnv(t testing.TB, responder anthropicstub.Responder, hooks Hooks) *Env {
 	e.writeFile(filepath.Join(e.ClaudeDir, "CLAUDE.md"),
 		"# Personal notes\n\nThe build marker for this machine is "+markerClaudeMD+".\n", 0o644)
 	e.writeSettings()
-	e.gitInit()
+	e.gitInit(e.Project)
 	e.Stub = anthropicstub.Start(t, responder)
 	return e
 }
@@ -255,16 +260,29 @@ func (e *Env) writeSettings() {
 	e.writeFile(filepath.Join(e.ClaudeDir, "settings.json"), string(b)+"\n", 0o644)
 }
 
-func (e *Env) gitInit() {
+// NewProject makes another git repository, Base/work/<name>, and returns
+// its path.
+func (e *Env) NewProject(name string) string {
 	e.t.Helper()
-	e.writeFile(filepath.Join(e.Project, "README.md"), "# proj\n", 0o644)
+	dir := filepath.Join(e.Base, "work", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	e.gitInit(dir)
+	return dir
+}
+
+// gitInit makes dir a git repository with one commit.
+func (e *Env) gitInit(dir string) {
+	e.t.Helper()
+	e.writeFile(filepath.Join(dir, "README.md"), "# "+filepath.Base(dir)+"\n", 0o644)
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main"},
 		{"add", "README.md"},
 		{"-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "-m", "init"},
 	} {
 		cmd := exec.Command("git", args...)
-		cmd.Dir = e.Project
+		cmd.Dir = dir
 		cmd.Env = e.environ()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			e.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -296,6 +314,7 @@ func (e *Env) environ() []string {
 
 // RunResult is the outcome of one client run.
 type RunResult struct {
+	Dir       string // the client's working directory
 	Args      []string
 	Stdout    string
 	Stderr    string
@@ -313,12 +332,19 @@ func (r RunResult) String() string {
 // not empty, continues that session. It fails the test if the client fails.
 func (e *Env) Prompt(resume, prompt string) RunResult {
 	e.t.Helper()
+	return e.PromptIn(e.Project, resume, prompt)
+}
+
+// PromptIn is Prompt with dir as the client's working directory. The
+// session's transcript is then looked up under dir (see TranscriptPath).
+func (e *Env) PromptIn(dir, resume, prompt string) RunResult {
+	e.t.Helper()
 	args := []string{"-p", "--output-format", "json", "--allowedTools", "Bash,Write,Edit,Read"}
 	if resume != "" {
 		args = append(args, "--resume", resume)
 	}
 	args = append(args, "--", prompt)
-	res, err := e.runClient(args)
+	res, err := e.runClient(dir, args)
 	if err != nil {
 		e.t.Fatalf("%v\n%s\nstub requests:\n%s", err, res, e.Stub.Summary())
 	}
@@ -336,15 +362,27 @@ func (e *Env) Prompt(resume, prompt string) RunResult {
 		e.t.Fatalf("client reported an error or no session id\n%s\nstub requests:\n%s", res, e.Stub.Summary())
 	}
 	res.SessionID, res.Result = out.SessionID, out.Result
-	e.t.Logf("claude %s %q: session %s in %v", strings.Join(args[:len(args)-1], " "), prompt, res.SessionID, res.Duration.Round(time.Millisecond))
+	e.mu.Lock()
+	if e.sessionDirs == nil {
+		e.sessionDirs = map[string]string{}
+	}
+	if _, ok := e.sessionDirs[res.SessionID]; !ok {
+		e.sessionDirs[res.SessionID] = dir
+	}
+	e.mu.Unlock()
+	where := ""
+	if dir != e.Project {
+		where = " in " + dir
+	}
+	e.t.Logf("claude %s %q%s: session %s in %v", strings.Join(args[:len(args)-1], " "), prompt, where, res.SessionID, res.Duration.Round(time.Millisecond))
 	return res
 }
 
-func (e *Env) runClient(args []string) (RunResult, error) {
+func (e *Env) runClient(dir string, args []string) (RunResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, e.Claude, args...)
-	cmd.Dir = e.Project
+	cmd.Dir = dir
 	cmd.Env = e.environ()
 	cmd.Stdin = nil
 	var stdout, stderr bytes.Buffer
@@ -352,7 +390,7 @@ func (e *Env) runClient(args []string) (RunResult, error) {
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err := cmd.Run()
-	res := RunResult{Args: args, Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
+	res := RunResult{Dir: dir, Args: args, Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("claude timed out after %v", clientTimeout)
 	}
@@ -389,9 +427,17 @@ func (e *Env) Worker(bin string, args ...string) string {
 	return string(out)
 }
 
-// TranscriptPath is where the client keeps a session's transcript.
+// TranscriptPath is where the client keeps a session's transcript: under
+// the folder of the directory the session was started in (which, unlike
+// the auto-memory folder, is not the git root).
 func (e *Env) TranscriptPath(sessionID string) string {
-	return filepath.Join(e.ClaudeDir, "projects", sanitizePath(e.Project), sessionID+".jsonl")
+	e.mu.Lock()
+	dir, ok := e.sessionDirs[sessionID]
+	e.mu.Unlock()
+	if !ok {
+		dir = e.Project
+	}
+	return filepath.Join(e.ClaudeDir, "projects", sanitizePath(dir), sessionID+".jsonl")
 }
 
 // sanitizePath names a project folder the way Claude Code does: every
@@ -414,6 +460,8 @@ type TranscriptLine struct {
 	HasOutput     *bool           `json:"hasOutput"`
 	HookInfos     json.RawMessage `json:"hookInfos"`
 	PreventedCont bool            `json:"preventedContinuation"`
+	Level         string          `json:"level"`
+	Attachment    json.RawMessage `json:"attachment"`
 	Raw           string          `json:"-"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/capture"
+	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -190,4 +193,43 @@ func TestCorruptStoreSpools(t *testing.T) {
 func TestInvalidConfigStillExitsZero(t *testing.T) {
 	f := newFixture(t)
 	f.runHook(t, f.input(t, nil), "ENGRAM_TOOL_RESULT_MAX=lots")
+}
+
+// Under load the client may run the Stop hook before the transcript exists.
+// The session is registered so that the worker's sweep captures it later.
+func TestTranscriptNotWrittenYet(t *testing.T) {
+	for _, withStore := range []bool{true, false} {
+		t.Run(fmt.Sprintf("store=%v", withStore), func(t *testing.T) {
+			f := newFixture(t)
+			data, _ := os.ReadFile(f.transcript)
+			os.Remove(f.transcript)
+			if withStore {
+				f.makeStore(t)
+			}
+			f.runHook(t, f.input(t, nil))
+			os.WriteFile(f.transcript, data, 0o600)
+			db := f.makeStore(t)
+			ctx := context.Background()
+			cfg := capture.Options{}
+			if _, err := capture.Drain(ctx, db, filepath.Join(f.home, "spool"), cfg, logx.Discard()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := capture.Sweep(ctx, db, time.Now().Add(-time.Hour), cfg, logx.Discard()); err != nil {
+				t.Fatal(err)
+			}
+			caps, _ := db.Captures(ctx, sid)
+			var all strings.Builder
+			for _, c := range caps {
+				all.WriteString(c.Content)
+			}
+			for _, want := range []string{"I prefer table-driven tests", "please add a health endpoint"} {
+				if strings.Count(all.String(), want) != 1 {
+					t.Errorf("%q captured %d times; log:\n%s", want, strings.Count(all.String(), want), f.logText())
+				}
+			}
+			if strings.Count(all.String(), "I added health.go") != 1 {
+				t.Errorf("final reply captured %d times", strings.Count(all.String(), "I added health.go"))
+			}
+		})
+	}
 }

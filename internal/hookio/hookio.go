@@ -93,7 +93,9 @@ func ValidSessionID(id string) error {
 }
 
 // ValidTranscriptPath checks that p names the session's transcript: an
-// absolute, clean path to a regular file called <session_id>.jsonl.
+// absolute, clean path to a regular file called <session_id>.jsonl. When
+// the path is well-formed but the file does not exist (yet), the error
+// wraps fs.ErrNotExist.
 func ValidTranscriptPath(p, sessionID string) error {
 	if p == "" {
 		return fmt.Errorf("%w: transcript_path is empty", ErrInput)
@@ -106,7 +108,9 @@ func ValidTranscriptPath(p, sessionID string) error {
 	}
 	st, err := os.Stat(p)
 	if err != nil {
-		return fmt.Errorf("%w: transcript_path %q: %v", ErrInput, p, err)
+		// %w twice: callers tell a transcript not written yet (fs.ErrNotExist)
+		// from a bad input.
+		return fmt.Errorf("%w: transcript_path %q: %w", ErrInput, p, err)
 	}
 	if !st.Mode().IsRegular() {
 		return fmt.Errorf("%w: transcript_path %q: not a regular file", ErrInput, p)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"time"
 
@@ -27,9 +28,6 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 	if err := hookio.ValidSessionID(in.SessionID); err != nil {
 		return err
 	}
-	if err := hookio.ValidTranscriptPath(in.TranscriptPath, in.SessionID); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.StopHookDeadline)
 	defer cancel()
 	req := capture.Request{
@@ -37,6 +35,15 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 		LastAssistantMessage: in.LastAssistantMessage, Source: capture.SourceStop, Now: start,
 	}
 	opt := capture.OptionsFrom(cfg)
+	if err := hookio.ValidTranscriptPath(in.TranscriptPath, in.SessionID); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		// Under load the client may run the hook before its first write of
+		// the transcript. Make the session known, so that the worker's
+		// sweep reads the whole file once it exists: the turn is not lost.
+		return register(ctx, cfg, req, log, err)
+	}
 
 	// Leave a third of the deadline for the spool fallback.
 	busy := cfg.StopHookDeadline * 2 / 3
@@ -54,6 +61,27 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 		return err // nothing readable to keep; the offset did not move, a later pass retries
 	}
 	return toSpool(cfg, db, req, opt, log, fmt.Sprintf("commit: %v", err))
+}
+
+// register records a session whose transcript does not exist yet (offset
+// 0, nothing pending), in the store or, failing that, in the spool.
+func register(ctx context.Context, cfg config.Config, req capture.Request, log *slog.Logger, why error) error {
+	log.Warn("transcript not written yet; session registered for the worker's sweep", "session", req.SessionID, "err", why)
+	p := capture.Pass{Request: req}
+	db, err := store.Open(ctx, cfg.DBPath(), store.Options{MustExist: true, BusyTimeout: cfg.StopHookDeadline * 2 / 3})
+	if err == nil {
+		defer db.Close()
+		if _, known, gerr := db.GetSession(ctx, req.SessionID); gerr == nil && known {
+			return nil // already registered: the sweep will read it
+		}
+		if _, err = db.CommitCaptures(ctx, p.Commit(store.Session{}, capture.OptionsFrom(cfg))); err == nil || errors.Is(err, store.ErrOffsetMoved) {
+			return nil
+		}
+	}
+	if _, serr := capture.ToSpool(cfg.SpoolDir(), p, fmt.Sprintf("register: %v", err)); serr != nil {
+		return fmt.Errorf("register session %s: %v; spool: %w", req.SessionID, err, serr)
+	}
+	return nil
 }
 
 // toSpool captures the turn into the spool directory when the store cannot
