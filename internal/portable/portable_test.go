@@ -42,7 +42,7 @@ func sampleBelief(i int) belief.Belief {
 		Predicate: "prefers", Context: "go tests", Timeframe: belief.TimeCurrent, Alpha: 7, Beta: 2, Scope: episode.ScopeGlobal,
 		Supporting: []string{"ep_000000000001"}, Contradicting: []string{}, Partial: []string{},
 		Revisions: []belief.Revision{{Timestamp: time.UnixMilli(1700000000000), OldStatement: "old", OldConfidence: 0.6, Reason: "revised"}},
-		ParentID: "bl_00000000000f", Children: []string{}, Embedding: []float32{0.5, 0.5}, Embedder: "local-v1",
+		ParentID:  "bl_00000000000f", Children: []string{}, Embedding: []float32{0.5, 0.5}, Embedder: "local-v1",
 		Status: belief.StatusActive, EvidenceCount: 8, Stability: 2.5, PeakConfidence: 0.8,
 		CreatedAt: time.UnixMilli(1700000000000), UpdatedAt: time.UnixMilli(1700000100000),
 		LastReinforcedAt: time.UnixMilli(1700000200000), PromotedAt: time.UnixMilli(1700000300000)}
