@@ -37,11 +37,7 @@ for b in hook-stop hook-userprompt worker; do
 	mv -f "$tmp" "$bindir/engram-$b" # rename: a running hook keeps its old binary
 done
 
-if [ -x "$bindir/engram-worker" ] && "$bindir/engram-worker" help 2>/dev/null | grep -q '^  setup'; then
-	"$bindir/engram-worker" setup
-else
-	echo "engram: add the hooks of settings.json.example to ~/.claude/settings.json (paths: $bindir)"
-fi
-echo "engram: running a first worker cycle"
-"$bindir/engram-worker" run
+"$bindir/engram-worker" setup --bin-dir "$bindir"
+echo "engram: running a first worker cycle (captures your existing transcripts)"
+"$bindir/engram-worker" run --backfill
 echo "engram: installed. Check it with: $bindir/engram-worker status"

@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"syscall"
+
+	"github.com/engram-memory/engram/internal/setup"
 )
 
 // Exit codes scripts can rely on.
@@ -34,17 +38,19 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":      {"run one worker cycle: drain the spool, sweep recent transcripts, ingest captures", cmdRun},
-	"backfill": {"capture every existing Claude Code transcript, then ingest (resumable)", cmdBackfill},
-	"recall":   {"rank memories and beliefs for a query, with scores", cmdRecall},
-	"expand":   {"show an episode or a belief in full", cmdExpand},
-	"beliefs":  {"list beliefs with confidence, evidence and status", cmdBeliefs},
-	"forget":   {"remove an episode or a belief (ep_… or bl_…) with its index entries", cmdForget},
-	"export":   {"write episodes and beliefs as JSON Lines", cmdExport},
-	"import":   {"read a JSON Lines export; a bad line stores nothing", cmdImport},
-	"sweep":    {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
-	"status":   {"show counts, the last run and the settings in use", cmdStatus},
-	"version":  {"print the version", cmdVersion},
+	"run":       {"run one worker cycle: drain the spool, sweep recent transcripts, ingest captures", cmdRun},
+	"backfill":  {"capture every existing Claude Code transcript, then ingest (resumable)", cmdBackfill},
+	"recall":    {"rank memories and beliefs for a query, with scores", cmdRecall},
+	"expand":    {"show an episode or a belief in full", cmdExpand},
+	"beliefs":   {"list beliefs with confidence, evidence and status", cmdBeliefs},
+	"forget":    {"remove an episode or a belief (ep_… or bl_…) with its index entries", cmdForget},
+	"export":    {"write episodes and beliefs as JSON Lines", cmdExport},
+	"import":    {"read a JSON Lines export; a bad line stores nothing", cmdImport},
+	"setup":     {"install the hooks, the CLAUDE.md import line and the scheduler (idempotent)", cmdSetup},
+	"uninstall": {"remove what setup added; --purge also deletes the data", cmdUninstall},
+	"sweep":     {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
+	"status":    {"show counts, the last run and the settings in use", cmdStatus},
+	"version":   {"print the version", cmdVersion},
 }
 
 // env is what a command may touch: its output streams and the environment.
@@ -53,6 +59,7 @@ type env struct {
 }
 
 func main() {
+	loadEnvFile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -96,5 +103,23 @@ func usage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}
+
+// loadEnvFile reads $ENGRAM_HOME/env (ENGRAM_* settings, OPENAI_API_KEY)
+// before the configuration: launchd and cron cannot read an environment
+// file themselves. Variables already set win; a file readable by others is
+// refused, because it may hold an API key.
+func loadEnvFile() {
+	home := os.Getenv("ENGRAM_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return
+		}
+		home = filepath.Join(h, ".claude-memory")
+	}
+	if _, err := setup.LoadEnvFile(filepath.Join(home, setup.EnvFileName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "engram-worker: %v\n", err)
 	}
 }
