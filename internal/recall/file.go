@@ -28,9 +28,12 @@ const (
 
 // Item is one candidate memory: an episode or a belief.
 type Item struct {
-	Kind        byte
-	ID          string
-	Text        string // the bite: an episode's summary or a belief's statement
+	Kind byte
+	ID   string
+	Text string // an episode's summary or a belief's statement
+	// Detail is an episode's full context when it is short enough to be
+	// the bite itself (a conversational exchange); empty otherwise.
+	Detail      string
 	Project     string
 	ProjectPath string
 	At          time.Time // when it happened (episodes) or was last reinforced (beliefs)
@@ -65,7 +68,7 @@ type File struct {
 const magic = "ENGRAMRC"
 
 // version of the binary format; a reader treats any other as empty.
-const version = 1
+const version = 2
 
 // MaxFileSize bounds what a reader accepts.
 const MaxFileSize = 64 << 20
@@ -93,6 +96,7 @@ func (f *File) Encode() []byte {
 		b.WriteByte(it.Kind)
 		w.str(it.ID)
 		w.str(it.Text)
+		w.str(it.Detail)
 		w.str(it.Project)
 		w.str(it.ProjectPath)
 		w.varint(ms(it.At))
@@ -139,6 +143,7 @@ func Decode(data []byte) (*File, error) {
 		it.Kind = r.byte()
 		it.ID = r.str()
 		it.Text = r.str()
+		it.Detail = r.str()
 		it.Project = r.str()
 		it.ProjectPath = r.str()
 		it.At = fromMS(r.varint())

@@ -59,7 +59,11 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 			label += " · project " + e.Project
 		}
 		label += "] "
-		if addLine(label+clip(oneLine(e.Text), lim.BiteMax), e.ID) {
+		body := e.Text
+		if e.Detail != "" {
+			body = e.Detail
+		}
+		if addLine(label+clip(oneLine(body), lim.BiteMax), e.ID) {
 			n++
 		}
 	}

@@ -150,7 +150,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	cands := make([]Candidate, 0, len(order))
 	for _, id := range order {
 		c := byID[id]
-		c.Coverage = Coverage(res.Terms, c.Text)
+		c.Coverage = Coverage(res.Terms, c.Text+" "+c.Detail)
 		cands = append(cands, *c)
 	}
 	Rank(cands, r.Weights, q.Now)
@@ -190,9 +190,18 @@ func Match(terms []string, stop map[string]bool, max int) string {
 	return strings.Join(keep, " OR ")
 }
 
+// MaxDetail is the longest context a bite shows in full instead of the
+// summary: a conversational exchange fits; a turn of tool work does not, and
+// its summary says more in less room.
+const MaxDetail = 1200
+
 // EpisodeItem turns an episode into a recall item.
 func EpisodeItem(e episode.Episode) Item {
-	return Item{Kind: KindEpisode, ID: e.ID, Text: e.Summary, Project: e.Project, ProjectPath: e.ProjectPath,
+	detail := ""
+	if len(e.Context) <= MaxDetail {
+		detail = e.Context
+	}
+	return Item{Kind: KindEpisode, ID: e.ID, Text: e.Summary, Detail: detail, Project: e.Project, ProjectPath: e.ProjectPath,
 		At: e.OccurredAt, Importance: float32(e.Importance), AccessCount: int32(e.AccessCount),
 		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability)}
 }
