@@ -436,7 +436,8 @@ func readEpisodes(t *testing.T, e *Env) []episode.Episode {
 
 func hasEpisode(eps []episode.Episode, word, projectPath string) bool {
 	for _, ep := range eps {
-		if ep.ProjectPath == projectPath && strings.Contains(ep.Summary, word) {
+		// A fact about this repository is project-scoped and keyed by the git root.
+		if ep.ProjectPath == projectPath && ep.Scope == "project" && strings.Contains(ep.Summary, word) {
 			return true
 		}
 	}

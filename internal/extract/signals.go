@@ -1,0 +1,2252 @@
+package extract
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// The signal scan finds preferences, avoidances, switches, corrections,
+// decisions and facts in what the user wrote. It works on words, not on
+// regular expressions: a text is split into sentences, a sentence into
+// clauses (at commas, semicolons, colons, dashes and at "and", "but", "or",
+// "so", "because" …), and word patterns are matched inside each clause.
+//
+// What is scanned: the user's text blocks. Code fences, block quotes and
+// the inside of inline code are masked first, so code is never read as a
+// statement (an inline code span still counts as one opaque word, so that
+// "never use `testify`" works). Questions are skipped ("should we always
+// use X?"), except polite requests ("can you always use X?"); so are
+// conditional clauses ("if you prefer X"). The assistant's text is only
+// scanned for decisions ("I'll use X"), and only when the user's prompt in
+// the same turn agreed ("yes", "sounds good", "go ahead"): the assistant's
+// "I prefer" is never the user's.
+//
+// A positive pattern is ignored when a negation ("not", "don't", "never" …),
+// a hedge ("could", "maybe", "if" …) or reported speech ("you said") comes
+// within the three words before it in the same clause, so "I don't like X"
+// can only ever give avoid(X), and "we could always use X" gives nothing.
+//
+// Subjects are normalised (see normSubject) so that the same preference in
+// different words gets the same Subject.
+//
+// Global: a signal is global when its sentence says so ("in general", "in
+// all my projects", "everywhere"), or when the user speaks in the first
+// person singular ("I prefer", "I never", "my go-to", inherited by later
+// clauses of the same sentence) about a preference, avoidance or switch and
+// the sentence does not name this project ("in this repo", "this service",
+// "our codebase"). Everything else — imperatives ("never use X"), "we …"
+// conventions, decisions, corrections, facts — is project-scoped unless a
+// global marker is present.
+
+// maxSignals bounds the signals of one exchange.
+const maxSignals = 24
+
+// maxSignalText bounds Signal.Text, in runes.
+const maxSignalText = 200
+
+// Scan bounds: statements are short, and a pasted log or file is no
+// statement. Only the first maxScanUser bytes of a user text block (and
+// maxScanAssistant of an assistant one) are scanned, and a clause longer
+// than maxClause words is skipped.
+const (
+	maxScanUser      = 16 << 10
+	maxScanAssistant = 8 << 10
+	maxClause        = 64
+)
+
+// token is one word of a sentence.
+type token struct {
+	w          string // lower-cased (ASCII), apostrophes straightened, edge punctuation trimmed; "`" for inline code
+	start, end int    // byte offsets of the trimmed word in the original text
+	rawStart   int    // offset of the untrimmed word (fact values keep their brackets)
+	rawEnd     int
+	sep        bool // a clause separator (, ; : or a dash) follows the word
+}
+
+// emitKind says what a matched pattern produces.
+type emitKind int
+
+const (
+	emitPref       emitKind = iota // preference X (purpose "for Y" → Object)
+	emitPrefOver                   // preference X, avoid Y ("X over Y", "X rather than Y")
+	emitAvoid                      // avoid X
+	emitNoX                        // avoid X for "no X": needs "please" in the clause or "no more"
+	emitDont                       // "don't VERB X": depends on the verb
+	emitNever                      // "never X": like emitDont, and not before a past tense
+	emitSwitch                     // switch X→Y, preference Y
+	emitSwitchTo                   // switch →Y (X unknown), preference Y
+	emitSwitchAway                 // switch away from X ("stop using X")
+	emitSwitchIns                  // switch X→Y for "use Y instead of X": Y is the first slot
+	emitDecision                   // decision X (polarity from "not")
+	emitDecisionNo                 // decision against X ("let's not X")
+	emitFact                       // fact X = Y
+	emitFactPath                   // fact X = Y when Y is a path or URL
+)
+
+// pelem is one element of a pattern.
+type pelem struct {
+	alts  [][]string      // literal alternatives, each a word sequence; nil for a slot
+	first map[string]bool // the first words of alts, to fail fast
+	slot  byte            // 'X' or 'Y' (one or more words) or 'A' (zero or more adverbs)
+	opt   bool            // an optional literal
+}
+
+// pattern is one compiled word pattern.
+type pattern struct {
+	kind  string // episode.Signal* kind of the main signal
+	emit  emitKind
+	prev  map[string]bool // allowed word before the match ("" = clause start); nil = any
+	elems []pelem
+	// assistant: the pattern is also used on the assistant's text (the
+	// decisions that need no context: "let's use X", "I'll use X").
+	assistant bool
+}
+
+// Previous-word sets. "imp" admits imperatives and statements in the first
+// or second person ("please always", "you should never", "I avoid"); it
+// keeps out descriptions ("it always fails", "tests never pass").
+var (
+	prevImp = setOf("", "please", "pls", "plz", "kindly", "i", "we", "you", "should", "must", "shall", "will",
+		"i'll", "we'll", "you'll", "let's", "lets", "and", "so", "then", "just", "also", "always", "to",
+		"but", "ok", "okay", "yes", "yeah", "now", "really", "definitely", "generally", "usually",
+		"typically", "normally", "personally", "actually", "ideally", "still", "i'd", "we'd", "you'd",
+		"strictly", "absolutely", "only", "simply", "ever")
+	prevPron    = setOf("", "i", "we", "you", "really", "just")
+	prevStart   = setOf("")
+	prevDecided = setOf("", "we", "i", "we've", "i've", "have", "has", "just", "finally", "already", "all",
+		"team", "both", "they", "together", "and")
+	prevSwitched = setOf("", "i", "we", "i've", "we've", "have", "has", "just", "recently", "finally", "all",
+		"already", "eventually", "and", "team")
+	prevSwitch    = setOf("let's", "lets", "we'll", "i'll", "we", "i", "should", "must", "to", "please", "")
+	prevSwitching = setOf("we're", "i'm", "are", "am", "currently", "slowly", "now")
+	prevGoing     = setOf("", "we're", "i'm", "are", "am", "we", "i", "just", "so", "then")
+)
+
+// patternDefs lists the patterns, most specific first: when several
+// patterns match at the same word only the first one counts.
+var patternDefs = []struct {
+	kind string
+	emit emitKind
+	prev map[string]bool
+	pat  string
+}{
+	// Preferences.
+	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am not [a] [big|huge] fan of X"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not Y"},
+	{episode.SignalPreference, emitPref, nil, "i A prefer|love X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A rather not X"},
+	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
+	{episode.SignalPreference, emitPref, nil, "i'd|i_would A rather|prefer X"},
+	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
+	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
+	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
+	{episode.SignalPreference, emitPref, nil, "my|our go-to|go_to|favorite|favourite|default [tool|choice|option] is X"},
+	{episode.SignalPreference, emitPref, prevStart, "X is|are my|our go-to|go_to|favorite|favourite|preference|default"},
+	{episode.SignalPreference, emitPrefOver, prevImp, "use X not|over Y"},
+	{episode.SignalPreference, emitPref, prevImp, "use X for Y"},
+	{episode.SignalPreference, emitPref, prevImp, "only use X"},
+	{episode.SignalPreference, emitPref, nil, "we A use X"},
+	{episode.SignalPreference, emitPref, prevImp, "stick with|to X"},
+	{episode.SignalPreference, emitPref, prevImp, "make sure to X"},
+	{episode.SignalPreference, emitPref, prevImp, "make sure [that] you|we X"},
+	{episode.SignalPreference, emitPref, prevImp, "keep using X"},
+	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not Y"},
+	{episode.SignalPreference, emitPref, prevImp, "prefer X"},
+	{episode.SignalPreference, emitPref, prevImp, "default to X"},
+	{episode.SignalPreference, emitPref, prevImp, "always X"},
+
+	// Avoidance.
+	{episode.SignalAvoid, emitNever, prevImp, "never X"},
+	{episode.SignalAvoid, emitDont, prevImp, "don't|dont|do_not X"},
+	{episode.SignalAvoid, emitDont, prevPron, "shouldn't|should_not|mustn't|must_not X"},
+	{episode.SignalAvoid, emitAvoid, prevImp, "avoid X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i can't|cannot|can_not stand X"},
+	{episode.SignalAvoid, emitNoX, prevStart, "no more X"},
+	{episode.SignalAvoid, emitNoX, prevStart, "no X"},
+
+	// Switches.
+	{episode.SignalSwitch, emitSwitch, nil, "switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|changing|convert|converted|converting|port|ported|porting|went|go from X to Y"},
+	{episode.SignalSwitch, emitSwitchTo, prevSwitched, "switched|migrated|moved|transitioned|changed_over to Y"},
+	{episode.SignalSwitch, emitSwitchTo, prevSwitch, "switch|migrate|move|transition to Y"},
+	{episode.SignalSwitch, emitSwitchTo, prevSwitching, "switching|migrating|moving|transitioning to Y"},
+	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop|quit using X"},
+	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "stopped|quit using X"},
+	{episode.SignalSwitch, emitSwitchAway, prevImp, "no longer use|using X"},
+	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop X"},
+	{episode.SignalSwitch, emitSwitch, prevImp, "replace|replaced|replacing X with|by Y"},
+	{episode.SignalSwitch, emitSwitchIns, nil, "use|using|prefer|choose|pick|try X instead_of|rather_than Y"},
+	{episode.SignalSwitch, emitSwitch, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
+	{episode.SignalPreference, emitPref, prevImp, "use X instead"},
+
+	// Decisions.
+	{episode.SignalDecision, emitDecisionNo, nil, "let's|lets|let_us not X"},
+	{episode.SignalDecision, emitDecision, nil, "let's|lets|let_us go_with|use|pick|choose|adopt|settle_on|keep|stick_with X"},
+	{episode.SignalDecision, emitDecision, nil, "we'll|we_will|i'll|i_will|we're_going_to|we_are_going_to|i'm_going_to|i_am_going_to A use|go_with|adopt|pick|choose X"},
+	{episode.SignalDecision, emitDecision, prevDecided, "decided|agreed [to|on|that] X"},
+	{episode.SignalDecision, emitDecision, prevDecided, "settled on X"},
+	{episode.SignalDecision, emitDecision, prevDecided, "went with X"},
+	{episode.SignalDecision, emitDecision, prevImp, "go with X"},
+	{episode.SignalDecision, emitDecision, prevGoing, "going with X"},
+	{episode.SignalDecision, emitDecision, prevStart, "the|our plan|decision is [to] X"},
+
+	// Facts.
+	{episode.SignalFact, emitFact, prevStart, "the|our|my X is_hosted_on|is_deployed_to|is_deployed_on|is_located_at|is_at|is_in|is_on|is_called|is_named|are_at|are_in|runs_on|run_on|lives_in|live_in|lives_at|listens_on|uses|is|are Y"},
+	{episode.SignalFact, emitFactPath, prevStart, "X is|are|lives|live|runs|run at|in|under|on Y"},
+}
+
+// patterns holds the compiled patternDefs; byFirst indexes them by their
+// first word (patterns starting with a slot are tried at clause start only).
+var (
+	patterns  []pattern
+	byFirst   map[string][]int
+	slotFirst []int
+)
+
+func init() {
+	byFirst = map[string][]int{}
+	for i, d := range patternDefs {
+		p := pattern{kind: d.kind, emit: d.emit, prev: d.prev}
+		for _, f := range strings.Fields(d.pat) {
+			var e pelem
+			switch {
+			case f == "X" || f == "Y" || f == "A":
+				e.slot = f[0]
+			default:
+				if strings.HasPrefix(f, "[") {
+					e.opt = true
+					f = strings.Trim(f, "[]")
+				}
+				e.first = map[string]bool{}
+				for _, alt := range strings.Split(f, "|") {
+					words := strings.Split(alt, "_")
+					e.alts = append(e.alts, words)
+					e.first[words[0]] = true
+				}
+			}
+			p.elems = append(p.elems, e)
+		}
+		if e := p.elems[0]; e.slot != 0 {
+			slotFirst = append(slotFirst, i)
+		} else {
+			seen := map[string]bool{}
+			for _, alt := range e.alts {
+				if !seen[alt[0]] {
+					seen[alt[0]] = true
+					byFirst[alt[0]] = append(byFirst[alt[0]], i)
+				}
+			}
+		}
+		p.assistant = d.kind == episode.SignalDecision && d.prev == nil
+		patterns = append(patterns, p)
+	}
+}
+
+// match is one pattern matched in a clause: token ranges [start,end) of
+// the whole match and of its slots (x[0] == x[1] when absent).
+type match struct {
+	p          int
+	start, end int
+	x, y       [2]int
+	sigs       []episode.Signal
+	prim       primary
+}
+
+// primary is what a match is mainly about, for wrappers that adopt it
+// ("we decided to stop using X" is a decision about X).
+type primary struct {
+	subject, object string
+	polarity        int
+	ok              bool
+}
+
+// matchAt tries pattern p on toks at i.
+func matchAt(p *pattern, toks []token, i int) (match, bool) {
+	m := match{p: -1, start: i}
+	if end, ok := matchElems(p.elems, 0, toks, i, &m); ok {
+		m.end = end
+		return m, true
+	}
+	return m, false
+}
+
+// maxSlot bounds a slot's words.
+const maxSlot = 14
+
+// matchElems matches elems[ei:] at toks[ti:], recording slots in m, and
+// returns the end of the match. Slots are lazy when a literal follows them
+// and run to the end of the clause (or a stop word) when last.
+func matchElems(elems []pelem, ei int, toks []token, ti int, m *match) (int, bool) {
+	if ei == len(elems) {
+		return ti, true
+	}
+	e := elems[ei]
+	switch e.slot {
+	case 0:
+		if ti >= len(toks) || !e.first[toks[ti].w] {
+			if e.opt {
+				return matchElems(elems, ei+1, toks, ti, m)
+			}
+			return 0, false
+		}
+		for _, alt := range e.alts {
+			if ti+len(alt) > len(toks) {
+				continue
+			}
+			ok := true
+			for k, w := range alt {
+				if toks[ti+k].w != w {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				if end, ok := matchElems(elems, ei+1, toks, ti+len(alt), m); ok {
+					return end, true
+				}
+			}
+		}
+		if e.opt {
+			return matchElems(elems, ei+1, toks, ti, m)
+		}
+		return 0, false
+	case 'A':
+		for ti < len(toks) && adverbs[toks[ti].w] {
+			ti++
+		}
+		return matchElems(elems, ei+1, toks, ti, m)
+	}
+	// X or Y.
+	set := func(a, b int) {
+		if e.slot == 'X' {
+			m.x = [2]int{a, b}
+		} else {
+			m.y = [2]int{a, b}
+		}
+	}
+	if ei == len(elems)-1 {
+		end := ti
+		for end < len(toks) && end-ti < maxSlot {
+			if end > ti && slotStops[toks[end].w] {
+				break
+			}
+			end++
+		}
+		if end == ti {
+			return 0, false
+		}
+		set(ti, end)
+		return end, true
+	}
+	for end := ti + 1; end <= len(toks) && end-ti <= maxSlot; end++ {
+		if end-1 > ti && slotStops[toks[end-1].w] {
+			break
+		}
+		set(ti, end)
+		if r, ok := matchElems(elems, ei+1, toks, end, m); ok {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// scanner collects the signals of one exchange.
+type scanner struct {
+	sigs []episode.Signal
+}
+
+// add appends s unless an equal signal is already there; an equal one
+// becomes global when s is.
+func (sc *scanner) add(s episode.Signal) {
+	for i := range sc.sigs {
+		o := &sc.sigs[i]
+		if o.Kind == s.Kind && o.Subject == s.Subject && o.Object == s.Object && o.Polarity == s.Polarity {
+			o.Global = o.Global || s.Global
+			return
+		}
+	}
+	if len(sc.sigs) < maxSignals {
+		sc.sigs = append(sc.sigs, s)
+	}
+}
+
+// scanUser scans one user text block.
+func (sc *scanner) scanUser(text string) {
+	text = clipBytes(text, maxScanUser)
+	m := prepare(text)
+	sents := sentences(m)
+	for k := 0; k < len(sents); k++ {
+		st, ok := newSentence(m, text, sents[k])
+		if !ok {
+			continue
+		}
+		r := scanSentence(&st, false)
+		if r.bare && k+1 < len(sents) {
+			// "No." / "Wrong file." says what is right in the next
+			// sentence: one correction for both.
+			if next, ok := newSentence(m, text, sents[k+1]); ok {
+				k++
+				nr := scanSentence(&next, false)
+				c := &r.sigs[0]
+				switch {
+				case len(nr.sigs) > 0 && nr.sigs[0].Kind == episode.SignalCorrection:
+					c.Subject, c.Polarity = nr.sigs[0].Subject, nr.sigs[0].Polarity
+					c.Object = cmp.Or(nr.sigs[0].Object, c.Object)
+					nr.sigs = nr.sigs[1:]
+				case nr.prim.ok:
+					c.Subject, c.Polarity = nr.prim.subject, nr.prim.polarity
+					c.Object = cmp.Or(nr.prim.object, c.Object)
+				case len(next.toks) <= 5:
+					if subj := normSubject(joinTokens(text, next.toks)); subj != "" {
+						c.Subject, c.Polarity = subj, 1
+					}
+				}
+				c.Text = clipRunes(collapseSpace(text[st.a:next.b]), maxSignalText)
+				r.sigs = append(r.sigs, nr.sigs...)
+			}
+		}
+		for _, s := range r.sigs {
+			sc.add(s)
+		}
+	}
+}
+
+// scanAssistant scans one assistant text block for decisions.
+func (sc *scanner) scanAssistant(text string) {
+	text = clipBytes(text, maxScanAssistant)
+	m := prepare(text)
+	for _, span := range sentences(m) {
+		if st, ok := newSentence(m, text, span); ok {
+			for _, s := range scanSentence(&st, true).sigs {
+				sc.add(s)
+			}
+		}
+	}
+}
+
+// sentence is one sentence being scanned.
+type sentence struct {
+	text string  // the whole original text
+	toks []token // its words
+	a, b int     // its byte range in text
+}
+
+// newSentence tokenizes one sentence of the prepared text m; questions
+// and empty sentences are not scanned.
+func newSentence(m string, text string, span [2]int) (sentence, bool) {
+	a, b := span[0], span[1]
+	toks := tokenize(m, text, a, b)
+	if len(toks) == 0 || isQuestion(m, a, b, toks) {
+		return sentence{}, false
+	}
+	return sentence{text: text, toks: toks, a: a, b: b}, true
+}
+
+func (st *sentence) quote() string {
+	return clipRunes(collapseSpace(st.text[st.a:st.b]), maxSignalText)
+}
+
+// sentenceResult is what one sentence said.
+type sentenceResult struct {
+	sigs []episode.Signal
+	prim primary // of the first signal that has one
+	// bare: the sentence is only a correction ("No.", "That's wrong.",
+	// "Wrong file."), its signal first in sigs.
+	bare bool
+}
+
+// scanSentence finds the signals of one sentence. assistant restricts the
+// scan to decisions and never makes them global.
+func scanSentence(st *sentence, assistant bool) sentenceResult {
+	toks := st.toks
+	global := hasGlobalMarker(toks)
+	project := !global && hasProjectMarker(toks)
+	var out []episode.Signal // Text is set at the end
+	var prims []primary
+
+	// Corrections: a marker at the start of the sentence; what follows it
+	// is scanned like any sentence. "Wrong X" says X is what was wrong.
+	corr, bare := false, false
+	wrongObj := ""
+	if !assistant {
+		if n := correctionMarker(toks); n > 0 {
+			corr = true
+			if w := toks[n-1].w; (w == "wrong" || w == "incorrect") && n == 1 && len(toks)-n <= 3 {
+				wrongObj = normSubject(joinTokens(st.text, toks[n:]))
+				n = len(toks)
+			}
+			toks = trimLead(toks[n:], "to", "that")
+			bare = len(toks) == 0
+		}
+		if c, ok := notButCorrection(toks, st.text); ok {
+			out = append(out, c)
+			prims = append(prims, primary{subject: c.Subject, object: c.Object, polarity: 1, ok: true})
+		}
+	}
+
+	person := byte(0)
+	var last *episode.Signal // last preference/avoid/decision, for coordinated items
+	for _, cl := range splitClauses(toks) {
+		ctoks, please := stripFillers(cl.toks)
+		if p := clausePerson(cl.toks); p != 0 {
+			person = p
+		}
+		if len(ctoks) == 0 || len(ctoks) > maxClause || conditional(ctoks) {
+			last = nil
+			continue
+		}
+		got, ps := clauseSignals(ctoks, st.text, please, assistant)
+		prims = append(prims, ps...)
+		if len(got) == 0 && last != nil && cl.coord {
+			// "I prefer pytest, black and ruff", "never use mocks or
+			// stubs", "I prefer X, not Y".
+			if s, ok := coordinated(*last, ctoks, st.text); ok {
+				out = append(out, s) // keeps last's Global
+				last = &s
+				continue
+			}
+		}
+		for i := range got {
+			got[i].Global = isGlobal(got[i].Kind, global, project, person) && !assistant
+		}
+		last = nil
+		for i := len(got) - 1; i >= 0 && last == nil; i-- {
+			switch got[i].Kind {
+			case episode.SignalPreference, episode.SignalAvoid, episode.SignalDecision:
+				s := got[i]
+				last = &s
+			}
+		}
+		out = append(out, got...)
+	}
+
+	if corr && !ackRemainder(toks) {
+		// Subject: what the user says instead, when they say it.
+		c := episode.Signal{Kind: episode.SignalCorrection, Object: wrongObj, Polarity: -1, Global: global}
+		if len(prims) > 0 {
+			c.Subject, c.Polarity = prims[0].subject, prims[0].polarity
+			c.Object = cmp.Or(prims[0].object, c.Object)
+		} else if len(toks) > 0 && len(toks) <= 5 {
+			if c.Subject = normSubject(joinTokens(st.text, toks)); c.Subject != "" {
+				c.Polarity = 1
+			}
+		}
+		out = append([]episode.Signal{c}, out...)
+	} else {
+		bare = false
+	}
+
+	// "From now on, X": a decision about whatever X is.
+	if !assistant && fromNowOnAt(st.toks) >= 0 {
+		d := episode.Signal{Kind: episode.SignalDecision, Polarity: 1, Global: global}
+		if len(prims) > 0 {
+			d.Subject, d.Object, d.Polarity = prims[0].subject, prims[0].object, prims[0].polarity
+		} else if rest := untilStop(withoutFromNowOn(toks)); len(rest) > 0 && len(rest) <= 8 {
+			d.Subject = normSubject(joinTokens(st.text, rest))
+		}
+		if d.Subject != "" {
+			out = append(out, d)
+		}
+	}
+	r := sentenceResult{sigs: out, bare: bare}
+	if len(prims) > 0 {
+		r.prim = prims[0]
+	}
+	if len(out) > 0 {
+		text := st.quote()
+		for i := range out {
+			out[i].Text = text
+		}
+	}
+	return r
+}
+
+// untilStop cuts toks at the first slot stop or clause separator.
+func untilStop(toks []token) []token {
+	for i, t := range toks {
+		if i > 0 && slotStops[t.w] {
+			return toks[:i]
+		}
+		if t.sep {
+			return toks[:i+1]
+		}
+	}
+	return toks
+}
+
+// isGlobal applies the scope rule documented at the top of this file.
+func isGlobal(kind string, global, project bool, person byte) bool {
+	if global {
+		return true
+	}
+	if project {
+		return false
+	}
+	switch kind {
+	case episode.SignalPreference, episode.SignalAvoid, episode.SignalSwitch:
+		return person == 'i'
+	}
+	return false
+}
+
+// kindBit gives each signal kind a bit, so that at one word only the first
+// matching pattern of a kind counts.
+func kindBit(kind string) uint8 {
+	switch kind {
+	case episode.SignalPreference:
+		return 1
+	case episode.SignalAvoid:
+		return 2
+	case episode.SignalSwitch:
+		return 4
+	case episode.SignalDecision:
+		return 8
+	case episode.SignalFact:
+		return 16
+	}
+	return 32
+}
+
+// clauseSignals matches the patterns in one clause and emits their
+// signals in clause order, with the primaries of the matches that emitted.
+// Overlaps: a preference, avoidance or fact whose slot holds another match
+// is dropped in favour of the inner one ("always avoid X" is avoid X); a
+// decision adopts it ("we decided to stop using X" is a decision against
+// X).
+func clauseSignals(toks []token, text string, please, assistant bool) ([]episode.Signal, []primary) {
+	// Words are visited from the last to the first, so that the matches
+	// inside a slot are settled before the match around them.
+	var ms []match
+	var buf [64]int
+	for i := len(toks) - 1; i >= 0; i-- {
+		cands := byFirst[toks[i].w]
+		if i == 0 && len(slotFirst) > 0 {
+			merged := append(append(buf[:0], cands...), slotFirst...)
+			slices.Sort(merged)
+			cands = merged
+		}
+		prev := ""
+		if i > 0 {
+			prev = toks[i-1].w
+		}
+		var done uint8
+		for _, pi := range cands {
+			p := &patterns[pi]
+			b := kindBit(p.kind)
+			if done&b != 0 || assistant && !p.assistant || p.prev != nil && !p.prev[prev] || blockedBefore(toks, i) {
+				continue
+			}
+			m, ok := matchAt(p, toks, i)
+			if !ok {
+				continue
+			}
+			m.p = pi
+			var inner *match
+			for j := range ms {
+				if s := ms[j].start; s > i && s >= m.x[0] && s < m.x[1] && (inner == nil || s < inner.start) {
+					inner = &ms[j]
+				}
+			}
+			var adopt *primary
+			if inner != nil {
+				switch p.kind {
+				case episode.SignalPreference, episode.SignalAvoid, episode.SignalFact:
+					done |= b // the inner match says it better
+					continue
+				case episode.SignalDecision:
+					adopt = &inner.prim
+				}
+			}
+			if m.sigs = emit(&m, toks, text, please, adopt); len(m.sigs) > 0 {
+				done |= b
+				ms = append(ms, m)
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(ms, func(a, b match) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return a.p - b.p
+	})
+	n := 0
+	for i := range ms {
+		n += len(ms[i].sigs)
+	}
+	out := make([]episode.Signal, 0, n)
+	prims := make([]primary, 0, len(ms))
+	for i := range ms {
+		out = append(out, ms[i].sigs...)
+		prims = append(prims, ms[i].prim)
+	}
+	return out, prims
+}
+
+// adverbs may stand between "I" and a verb ("I really prefer").
+var adverbs = setOf("always", "usually", "generally", "really", "strongly", "definitely", "much", "just",
+	"still", "personally", "actually", "also", "typically", "normally", "mostly", "very", "totally",
+	"absolutely", "honestly", "truly", "do", "kinda", "sorta", "certainly", "far", "probably", "all")
+
+// slotStops end a slot: what follows them is a reason, a condition or a
+// relative clause, not part of the subject.
+var slotStops = setOf("because", "since", "so", "when", "whenever", "while", "where", "which", "who",
+	"that", "unless", "if", "until", "than", "instead", "except", "rather", "whereas", "though",
+	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not")
+
+// negators, hedges and reporting verbs block a positive pattern when they
+// come within the three words before it.
+var (
+	negators = setOf("not", "no", "never", "don't", "dont", "doesn't", "didn't", "won't", "can't", "cannot",
+		"shouldn't", "wouldn't", "isn't", "aren't", "wasn't", "weren't", "hardly", "without", "stop",
+		"stopped", "mustn't", "haven't", "hasn't", "nor", "neither")
+	hedges    = setOf("could", "might", "may", "maybe", "perhaps", "if", "whether", "wonder", "wondering", "unless")
+	reporting = setOf("said", "says", "say", "wrote", "suggested", "suggests", "mentioned", "claimed", "claims", "asked", "thought")
+)
+
+// blockedBefore reports a negation, hedge or reported speech in the three
+// words before toks[i].
+func blockedBefore(toks []token, i int) bool {
+	for k := max(0, i-3); k < i; k++ {
+		w := toks[k].w
+		if negators[w] || hedges[w] {
+			return true
+		}
+		if reporting[w] && (k == 0 || toks[k-1].w != "i") {
+			return true
+		}
+	}
+	return false
+}
+
+// emit turns a match into signals (Text and Global are set by the caller)
+// and records its primary. adopt, for a decision wrapping another match,
+// is that match's primary.
+func emit(m *match, toks []token, text string, please bool, adopt *primary) []episode.Signal {
+	p := &patterns[m.p]
+	span := func(r [2]int) string {
+		if r[1] <= r[0] {
+			return ""
+		}
+		return text[toks[r[0]].start:toks[r[1]-1].end]
+	}
+	x, y := m.x, m.y
+	var out []episode.Signal
+	pref := func(kind string, pol int, r [2]int, purpose bool) (episode.Signal, bool) {
+		subj, obj := normSlot(span(r), purpose)
+		if subj == "" {
+			return episode.Signal{}, false
+		}
+		return episode.Signal{Kind: kind, Subject: subj, Object: obj, Polarity: pol}, true
+	}
+	setPrim := func(s episode.Signal) {
+		m.prim = primary{subject: s.Subject, object: s.Object, polarity: s.Polarity, ok: true}
+	}
+	switch p.emit {
+	case emitPref, emitAvoid, emitNoX:
+		pol := 1
+		if p.emit != emitPref {
+			pol = -1
+		}
+		if p.emit == emitNoX {
+			first := toks[m.start+1].w
+			if first != "more" && !please {
+				return nil
+			}
+			if noNotAvoid[toks[x[0]].w] {
+				return nil
+			}
+		}
+		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
+			return nil
+		}
+		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(p.kind, pol, x, true)
+		if !ok {
+			return nil
+		}
+		if y[1] > y[0] { // "use X for Y"
+			if s.Object, _ = normSlot(span(y), false); s.Object == "" {
+				return nil
+			}
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitPrefOver:
+		if negators[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, true)
+		if !ok {
+			return nil
+		}
+		a, ok := pref(episode.SignalAvoid, -1, y, true)
+		if ok && s.Object == "" {
+			s.Object = a.Object // "Go over Python for CLIs"
+		}
+		if ok && a.Object == "" {
+			a.Object = s.Object // "zap for logging, not fmt.Printf"
+		}
+		out = append(out, s)
+		setPrim(s)
+		if ok {
+			out = append(out, a)
+		}
+	case emitDont, emitNever:
+		if x[1] <= x[0] {
+			return nil
+		}
+		k := x[0]
+		for k < x[1] && (toks[k].w == "ever" || toks[k].w == "really" || toks[k].w == "even") {
+			k++
+		}
+		if k == x[1] {
+			return nil
+		}
+		verb := toks[k].w
+		if p.emit == emitNever && (pastTense(verb) || verb == "mind" || verb == "again" || verb == "once") {
+			return nil
+		}
+		switch {
+		case dontDeny[verb]:
+			return nil
+		case likeVerbs[verb]:
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, true)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
+		case verb == "forget":
+			s, ok := pref(episode.SignalPreference, 1, [2]int{k + 1, x[1]}, true)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
+		default:
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k, x[1]}, true)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
+		}
+	case emitSwitch, emitSwitchIns:
+		from, to := x, y
+		if p.emit == emitSwitchIns {
+			from, to = y, x
+		}
+		fs, _ := normSlot(span(from), false)
+		ts, _ := normSlot(span(to), false)
+		if fs == "" || ts == "" || fs == ts || placeWord(ts) {
+			return nil
+		}
+		out = append(out,
+			episode.Signal{Kind: episode.SignalSwitch, Subject: fs, Object: ts, Polarity: -1},
+			episode.Signal{Kind: episode.SignalPreference, Subject: ts, Polarity: 1})
+		m.prim = primary{subject: ts, polarity: 1, ok: true}
+	case emitSwitchTo:
+		ts, _ := normSlot(span(y), false)
+		if ts == "" || placeWord(ts) {
+			return nil
+		}
+		out = append(out,
+			episode.Signal{Kind: episode.SignalSwitch, Object: ts, Polarity: -1},
+			episode.Signal{Kind: episode.SignalPreference, Subject: ts, Polarity: 1})
+		m.prim = primary{subject: ts, polarity: 1, ok: true}
+	case emitSwitchAway:
+		if toks[m.start].w == "stop" && toks[m.start+1].w != "using" && !strings.HasSuffix(toks[x[0]].w, "ing") {
+			return nil
+		}
+		s, ok := pref(episode.SignalSwitch, -1, x, false)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitDecision, emitDecisionNo:
+		pol := 1
+		if p.emit == emitDecisionNo {
+			pol = -1
+		}
+		if adopt != nil {
+			s := episode.Signal{Kind: episode.SignalDecision, Subject: adopt.subject, Object: adopt.object,
+				Polarity: pol * adopt.polarity}
+			out = append(out, s)
+			setPrim(s)
+			break
+		}
+		k := x[0]
+		if toks[k].w == "not" {
+			pol = -pol
+			k++
+		}
+		s, ok := pref(episode.SignalDecision, pol, [2]int{k, x[1]}, true)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitFact, emitFactPath:
+		if x[1]-x[0] > 4 || y[1] <= y[0] {
+			return nil
+		}
+		val := factValue(text, toks, y)
+		if val == "" {
+			return nil
+		}
+		subj := normSubject(span(x))
+		if subj == "" {
+			return nil
+		}
+		head := subj[strings.LastIndexByte(subj, ' ')+1:]
+		valueLike := looksLikeValue(val)
+		if p.emit == emitFactPath && !(strings.Contains(val, "/") || strings.HasPrefix(val, "~")) {
+			return nil
+		}
+		if factDeny[head] || (!factNouns[head] && !valueLike) {
+			return nil
+		}
+		if !valueLike && stateWord(toks[y[0]].w) {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalFact, Subject: subj, Object: val, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
+	}
+	return out
+}
+
+// verbAfterAlways rejects "always" before a past tense or a form of "be"
+// ("it has always been", "always was").
+func verbAfterAlways(toks []token, x [2]int) bool {
+	w := toks[x[0]].w
+	switch w {
+	case "been", "was", "were", "is", "are", "had", "has", "seems", "seemed", "fails", "works", "returns":
+		return false
+	}
+	return !pastTense(w)
+}
+
+// thatClause reports a slot holding a that-clause ("I like that you …"):
+// a remark about what happened, not a preference.
+func thatClause(toks []token, x [2]int) bool {
+	if x[1]-x[0] < 2 {
+		return false
+	}
+	switch toks[x[0]].w {
+	case "that", "how", "what", "when", "where", "why", "it's", "it", "this":
+		switch toks[x[0]+1].w {
+		case "you", "we", "i", "it", "they", "he", "she", "the", "this", "there", "is", "was", "you're", "you've":
+			return true
+		}
+	}
+	return false
+}
+
+// coordinated extends the last signal of the previous clause to a short
+// coordinated item ("…, black and ruff"; "…, not Y").
+func coordinated(last episode.Signal, toks []token, text string) (episode.Signal, bool) {
+	neg := false
+	if toks[0].w == "not" || toks[0].w == "no" {
+		if last.Kind != episode.SignalPreference || len(toks) == 1 {
+			return episode.Signal{}, false
+		}
+		neg = true
+		toks = toks[1:]
+	}
+	if len(toks) > 4 || itemStart[toks[0].w] {
+		return episode.Signal{}, false
+	}
+	if !neg && choiceVerbs[toks[0].w] {
+		// "don't use var, use const": the item is a preference whatever
+		// the previous clause was.
+		if len(toks) == 1 {
+			return episode.Signal{}, false
+		}
+		last.Kind, last.Polarity = episode.SignalPreference, 1
+	}
+	for _, t := range toks {
+		if finiteVerbs[t.w] || t.w == "`" && len(toks) > 1 {
+			return episode.Signal{}, false
+		}
+	}
+	subj, obj := normSlot(text[toks[0].start:toks[len(toks)-1].end], true)
+	if subj == "" {
+		return episode.Signal{}, false
+	}
+	s := last
+	s.Subject, s.Object = subj, obj
+	if neg {
+		s.Kind, s.Polarity = episode.SignalAvoid, -1
+	}
+	return s, true
+}
+
+// choiceVerbs open a coordinated item that states a preference.
+var choiceVerbs = setOf("use", "using", "prefer", "try", "choose", "pick")
+
+// itemStart and finiteVerbs keep full clauses ("and it works", "or we
+// could …") from being taken as coordinated items.
+var (
+	itemStart = setOf("it", "it's", "this", "that", "that's", "they", "they're", "there", "there's", "we",
+		"we're", "i", "i'm", "you", "you're", "he", "she", "what", "which", "who", "if", "when", "then",
+		"also", "maybe", "please", "thanks", "thank", "ok", "okay")
+	finiteVerbs = setOf("is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
+		"will", "would", "can", "could", "should", "must", "might", "may", "shall", "isn't", "aren't", "don't",
+		"doesn't", "didn't", "won't", "can't", "works", "worked", "seems", "makes", "made", "looks")
+)
+
+// dontDeny are verbs after "don't"/"never" that make no preference ("I
+// don't know", "don't worry"); likeVerbs turn "don't VERB X" into avoid X.
+var (
+	dontDeny = setOf("know", "think", "understand", "see", "worry", "mind", "care", "have", "need", "get",
+		"remember", "believe", "recall", "seem", "feel", "bother", "hesitate", "be", "expect", "mean",
+		"agree", "recognize", "recognise", "find", "hear", "matter", "apologize", "apologise", "guess",
+		"suppose", "fret", "panic", "wait", "stop", "go", "let", "ask", "say", "tell", "wanna", "gotta",
+		"really", "quite", "actually", "necessarily", "always", "usually", "even", "just", "forget's",
+		"happen", "exist", "work", "seem", "look", "sound", "notice", "trust", "get", "bother", "blame")
+	likeVerbs  = setOf("like", "love", "enjoy", "prefer", "want", "fancy", "appreciate")
+	noNotAvoid = setOf("problem", "problems", "worries", "worry", "need", "rush", "idea", "way", "luck",
+		"thanks", "clue", "doubt", "issue", "issues", "error", "errors", "change", "changes", "one", "matter",
+		"longer", "point", "wonder", "reason", "difference", "response", "output", "results")
+)
+
+// pastTense guesses a past tense: "-ed" words and common irregular forms.
+func pastTense(w string) bool {
+	if irregularPast[w] {
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed")
+}
+
+var irregularPast = setOf("said", "did", "had", "was", "were", "got", "made", "told", "saw", "knew",
+	"thought", "went", "wrote", "ran", "took", "gave", "came", "found", "meant", "felt", "left", "kept",
+	"brought", "bought", "built", "sent", "spent", "heard", "understood", "forgot", "became", "began",
+	"broke", "chose", "drove", "fell", "held", "led", "lost", "paid", "put", "read", "sat", "set", "stood",
+	"won", "been", "done", "gone", "seen", "taken", "given", "written", "known")
+
+// placeWord rejects switch targets that are places, not choices ("switch
+// to the main branch", "move to the next step").
+func placeWord(s string) bool {
+	head := s[strings.LastIndexByte(s, ' ')+1:]
+	switch head {
+	case "branch", "directory", "folder", "dir", "tab", "mode", "step", "file", "line", "page", "window",
+		"screen", "terminal", "root", "top", "bottom", "end", "beginning", "start", "section", "part",
+		"phase", "task", "issue", "ticket", "commit", "version", "release", "main", "master", "next",
+		"previous", "left", "right":
+		return true
+	}
+	return false
+}
+
+// Fact subjects: nouns that name a setting or a place (fact X is Y is
+// kept when X ends with one, or when Y is a value: a path, URL, number,
+// address or redaction placeholder), and abstract nouns that never make
+// one ("the problem is …").
+var (
+	factNouns = setOf("port", "host", "hostname", "url", "uri", "endpoint", "domain", "address", "ip",
+		"database", "db", "server", "api", "password", "passphrase", "token", "secret", "username",
+		"email", "region", "zone", "bucket", "cluster", "namespace", "repo", "repository", "registry",
+		"branch", "version", "directory", "dir", "folder", "path", "home", "stack", "backend", "frontend",
+		"runtime", "schema", "timezone", "account", "org", "organization", "organisation", "tenant", "id",
+		"dsn", "vpc", "subnet", "queue", "topic", "channel", "proxy", "gateway", "license", "licence",
+		"owner", "maintainer", "team", "language", "framework", "orm", "editor", "shell", "os", "platform",
+		"ci", "pipeline", "image", "container", "environment", "env", "prod", "production", "staging",
+		"config", "configuration", "docs", "documentation", "wiki", "dashboard", "deadline", "budget",
+		"cloud", "provider", "hosting", "name", "key", "secret", "user", "node", "python", "go", "cron",
+		"schedule", "service", "app", "website", "site", "remote", "origin", "upstream", "default")
+	factDeny = setOf("problem", "issue", "error", "goal", "reason", "point", "question", "idea", "thing",
+		"difference", "result", "output", "fix", "plan", "decision", "bug", "answer", "solution",
+		"change", "test", "code", "function", "approach", "task", "request", "fact", "case", "way",
+		"trick", "catch", "thing", "problem", "rest", "same", "first", "last", "next", "one", "other")
+)
+
+// stateWord rejects "X is failing / broken / slow": states, not facts.
+func stateWord(w string) bool {
+	switch w {
+	case "not", "failing", "broken", "wrong", "empty", "missing", "down", "slow", "up", "ok", "okay",
+		"fine", "done", "ready", "working", "good", "bad", "great", "too", "very", "still", "also", "now",
+		"always", "never", "already", "so", "quite", "pretty", "really", "just", "more", "less", "much",
+		"currently", "probably", "definitely", "maybe", "correct", "incorrect", "right", "better", "worse":
+		return true
+	}
+	return strings.HasSuffix(w, "ing") || pastTense(w)
+}
+
+// factValue returns the value slot of a fact as written (case kept,
+// trailing punctuation dropped), at most 100 bytes.
+func factValue(text string, toks []token, y [2]int) string {
+	v := text[toks[y[0]].rawStart:toks[y[1]-1].rawEnd]
+	v = strings.TrimRight(v, ".,;:!?)\"'")
+	v = strings.TrimLeft(v, "(\"'")
+	v = collapseSpace(v)
+	return clipBytes(v, 100)
+}
+
+// looksLikeValue reports a path, URL, number, address, version or
+// redaction placeholder.
+func looksLikeValue(v string) bool {
+	if strings.Contains(v, "://") || strings.Contains(v, "[REDACTED") || strings.HasPrefix(v, "/") ||
+		strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") || strings.Contains(v, "@") {
+		return true
+	}
+	for _, f := range strings.Fields(v) {
+		digits := 0
+		for i := 0; i < len(f); i++ {
+			if f[i] >= '0' && f[i] <= '9' {
+				digits++
+			}
+		}
+		if digits > 0 && digits*2 >= len(f) {
+			return true
+		}
+		if strings.Contains(f, "/") || (strings.Contains(f, ":") && digits > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// correctionMarker returns how many words at the start of toks say the
+// assistant got it wrong ("no,", "that's wrong", "actually,", "I said"),
+// or 0.
+func correctionMarker(toks []token) int {
+	n := 0
+	for n < len(toks)-1 && interjections[toks[n].w] {
+		n++
+	}
+	lead := n
+	for n < len(toks) {
+		k := oneMarker(toks[n:])
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	if n == lead {
+		return 0
+	}
+	return n
+}
+
+// interjections may come before a correction marker ("Hmm, no.").
+var interjections = setOf("hmm", "hm", "well", "oh", "ugh", "wait", "sorry", "um", "uh", "err", "erm",
+	"argh", "sigh", "ah")
+
+var correctionSeqs = [][]string{
+	{"that's", "not", "what", "i", "asked", "for"}, {"that's", "not", "what", "i", "asked"},
+	{"that's", "not", "what", "i", "wanted"}, {"that's", "not", "what", "i", "meant"},
+	{"that", "is", "not", "what", "i", "asked"}, {"not", "what", "i", "asked"}, {"not", "what", "i", "meant"},
+	{"that", "is", "not", "right"}, {"that", "is", "not", "correct"}, {"that's", "not", "right"},
+	{"that's", "not", "correct"}, {"that's", "not", "it"}, {"that's", "still", "wrong"},
+	{"that", "is", "wrong"}, {"that", "is", "incorrect"}, {"that's", "wrong"}, {"that's", "incorrect"},
+	{"this", "is", "wrong"}, {"it's", "wrong"}, {"this", "is", "not", "right"}, {"this", "isn't", "right"},
+	{"that", "isn't", "right"}, {"that", "isn't", "correct"}, {"you're", "wrong"}, {"you", "are", "wrong"},
+	{"you're", "mistaken"}, {"you", "are", "mistaken"}, {"wrong", "again"}, {"still", "wrong"},
+	{"i", "told", "you"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
+}
+
+// correctionFirst holds the first words of correctionSeqs.
+var correctionFirst = func() map[string]bool {
+	m := map[string]bool{}
+	for _, seq := range correctionSeqs {
+		m[seq[0]] = true
+	}
+	return m
+}()
+
+func oneMarker(toks []token) int {
+	w := toks[0].w
+	endOrSep := len(toks) == 1 || toks[0].sep
+	switch w {
+	case "no":
+		if endOrSep {
+			return 1
+		}
+		switch toks[1].w {
+		case "that's", "that", "it's", "you", "you're", "don't", "not", "stop", "never", "please", "actually",
+			"wrong", "i", "we", "use", "just", "it", "instead":
+			return 1
+		}
+		return 0
+	case "nope", "nah", "wrong", "incorrect":
+		return 1
+	case "actually", "wait", "hmm":
+		if endOrSep && w == "actually" {
+			return 1
+		}
+		return 0
+	case "not":
+		if len(toks) > 1 && toks[1].w == "quite" {
+			return 2
+		}
+	}
+	if !correctionFirst[w] {
+		return 0
+	}
+	for _, seq := range correctionSeqs {
+		if len(seq) > len(toks) {
+			continue
+		}
+		ok := true
+		for i, s := range seq {
+			if toks[i].w != s {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return len(seq)
+		}
+	}
+	return 0
+}
+
+// ackRemainder reports a "no" that is polite, not a correction ("no,
+// thanks", "no worries, that's fine").
+func ackRemainder(toks []token) bool {
+	if len(toks) == 0 {
+		return false
+	}
+	switch toks[0].w {
+	case "thanks", "thank", "worries", "problem", "need", "rush", "it's", "that's", "all":
+		if toks[0].w == "it's" || toks[0].w == "that's" {
+			return len(toks) > 1 && (toks[1].w == "fine" || toks[1].w == "ok" || toks[1].w == "okay" || toks[1].w == "good")
+		}
+		if toks[0].w == "all" {
+			return len(toks) > 1 && toks[1].w == "good"
+		}
+		return true
+	}
+	return false
+}
+
+// notButCorrection finds "not X but Y" ("use pnpm, not npm" is handled by
+// coordination): a correction whose Subject is Y and Object X.
+func notButCorrection(toks []token, text string) (episode.Signal, bool) {
+	for k := 0; k < len(toks); k++ {
+		if toks[k].w != "not" {
+			continue
+		}
+		if k > 0 {
+			switch toks[k-1].w {
+			case "it's", "it", "is", "that's", "was", "use", "meant", "want", "should", "be", "but", "i",
+				"the", "answer", "fix":
+			default:
+				continue
+			}
+		}
+		if k+1 < len(toks) {
+			switch toks[k+1].w {
+			case "sure", "only", "just", "yet", "really", "that", "able", "going", "too", "very", "quite",
+				"necessarily", "always", "exactly", "bad", "a", "an", "the":
+				continue
+			}
+		}
+		b := -1
+		for j := k + 2; j < len(toks) && j <= k+5; j++ {
+			if toks[j].w == "but" {
+				b = j
+				break
+			}
+		}
+		if b < 0 || b+1 >= len(toks) {
+			continue
+		}
+		e := b + 1
+		for e < len(toks) && e-b <= 6 && !slotStops[toks[e].w] {
+			e++
+			if toks[e-1].sep {
+				break
+			}
+		}
+		x := normSubject(text[toks[k+1].start:toks[b-1].end])
+		y := normSubject(text[toks[b+1].start:toks[e-1].end])
+		if x == "" || y == "" || x == y {
+			continue
+		}
+		return episode.Signal{Kind: episode.SignalCorrection, Subject: y, Object: x, Polarity: 1}, true
+	}
+	return episode.Signal{}, false
+}
+
+// clause is one clause of a sentence; coord says it was joined to the
+// previous one by a comma, "and", "or" or "nor" (a coordinated item can
+// extend the previous clause's signal).
+type clause struct {
+	toks  []token
+	coord bool
+}
+
+// Clause boundaries: words that start a new clause, coordinating or not.
+var (
+	coordWords = setOf("and", "or", "nor", "&", "plus")
+	subWords   = setOf("but", "so", "then", "because", "although", "though", "while", "whereas", "cause",
+		"however", "otherwise", "also")
+)
+
+// splitClauses splits a sentence at separators and conjunctions. A clause
+// of fillers only ("…, please") is glued to the previous one, and one
+// starting with "instead of" to the next ("instead of npm, use pnpm").
+// Clauses are sub-slices of toks; a glued one spans both parts and what
+// lies between them.
+func splitClauses(toks []token) []clause {
+	type span struct {
+		a, b  int
+		coord bool
+	}
+	spans := make([]span, 0, 4)
+	start, coord := 0, true
+	flush := func(end int, next bool) {
+		if end > start {
+			spans = append(spans, span{start, end, coord})
+		}
+		coord = next
+	}
+	for i, t := range toks {
+		switch {
+		case i > 0 && coordWords[t.w]:
+			flush(i, true)
+			start = i + 1
+			continue
+		case i > 0 && subWords[t.w] && !(t.w == "so" && i+1 < len(toks) && toks[i+1].w == "that"):
+			flush(i, false)
+			start = i
+		}
+		if t.sep && !(i+1 < len(toks) && toks[i+1].w == "not") { // "X, not Y" is one clause
+			flush(i+1, true)
+			start = i + 1
+		}
+	}
+	flush(len(toks), false)
+	merged := spans[:0]
+	for i := 0; i < len(spans); i++ {
+		sp := spans[i]
+		if len(merged) > 0 && onlyFillers(toks[sp.a:sp.b]) {
+			merged[len(merged)-1].b = sp.b
+			continue
+		}
+		if i+1 < len(spans) && sp.b-sp.a >= 2 && (toks[sp.a].w == "instead" && toks[sp.a+1].w == "of" ||
+			toks[sp.a].w == "rather" && toks[sp.a+1].w == "than") {
+			sp.b = spans[i+1].b
+			i++
+		}
+		merged = append(merged, sp)
+	}
+	out := make([]clause, len(merged))
+	for i, sp := range merged {
+		out[i] = clause{toks: toks[sp.a:sp.b:sp.b], coord: sp.coord}
+	}
+	return out
+}
+
+// fillers are dropped from the start of a clause before matching.
+var fillers = setOf("please", "pls", "plz", "also", "and", "but", "so", "just", "oh", "btw", "ok", "okay",
+	"well", "then", "plus", "hey", "hi", "yes", "yeah", "yep", "sure", "alright", "great", "cool", "nice",
+	"thanks", "kindly", "now", "ideally", "personally", "honestly", "basically", "overall", "generally",
+	"again", "hmm", "right", "anyway", "anyways", "fyi", "note", "reminder", "remember", "important",
+	"seriously", "really", "and,", "or")
+
+func onlyFillers(toks []token) bool {
+	for _, t := range toks {
+		if !fillers[t.w] && t.w != "thank" && t.w != "you" {
+			return false
+		}
+	}
+	return true
+}
+
+// stripFillers drops leading fillers and reports whether the clause said
+// "please" anywhere.
+func stripFillers(toks []token) ([]token, bool) {
+	please := false
+	for _, t := range toks {
+		if t.w == "please" || t.w == "pls" || t.w == "plz" {
+			please = true
+		}
+	}
+	for len(toks) > 0 && fillers[toks[0].w] {
+		// "so that", "right now" and the like are not fillers before
+		// something that needs them; keep "then" when nothing follows.
+		toks = toks[1:]
+	}
+	return toks, please
+}
+
+// trimLead drops the given words from the start of toks.
+func trimLead(toks []token, words ...string) []token {
+	for len(toks) > 0 {
+		found := false
+		for _, w := range words {
+			if toks[0].w == w {
+				found = true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+		toks = toks[1:]
+	}
+	return toks
+}
+
+// conditional reports a clause that only states a condition.
+func conditional(toks []token) bool {
+	switch toks[0].w {
+	case "if", "unless", "whether", "suppose", "assuming", "supposing", "what":
+		return true
+	case "in":
+		return len(toks) > 1 && toks[1].w == "case"
+	}
+	return false
+}
+
+// clausePerson returns 'i' for a clause in the first person singular, 'o'
+// for one with another explicit subject, 0 for none (an imperative or a
+// fragment, which inherits the previous clause's).
+func clausePerson(toks []token) byte {
+	for _, t := range toks {
+		switch t.w {
+		case "i", "i'm", "i'd", "i've", "i'll", "my", "me", "myself", "mine":
+			return 'i'
+		case "we", "we're", "we'd", "we've", "we'll", "our", "us", "let's", "you", "you're", "your",
+			"they", "their", "team":
+			return 'o'
+		}
+	}
+	return 0
+}
+
+// hasGlobalMarker finds "in general", "in all my projects", "everywhere"…
+func hasGlobalMarker(toks []token) bool {
+	for i, t := range toks {
+		switch t.w {
+		case "generally", "globally", "everywhere", "universally":
+			return true
+		case "general":
+			if i > 0 && toks[i-1].w == "in" {
+				return true
+			}
+		case "all", "every", "any", "each", "across":
+			j := i + 1
+			for j < len(toks) && j <= i+2 && (toks[j].w == "my" || toks[j].w == "our" || toks[j].w == "the" ||
+				toks[j].w == "of" || toks[j].w == "your") {
+				j++
+			}
+			if j < len(toks) && scopeNouns[toks[j].w] && (t.w != "any" || i > 0 && toks[i-1].w == "in") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasProjectMarker finds "this repo", "our codebase", "in here"…
+func hasProjectMarker(toks []token) bool {
+	for i, t := range toks {
+		switch t.w {
+		case "this", "our", "current":
+			if i+1 < len(toks) && scopeNouns[toks[i+1].w] {
+				return true
+			}
+		case "here":
+			if i > 0 && toks[i-1].w == "in" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var repoNouns = setOf("project", "repo", "repository", "codebase", "workspace", "monorepo")
+
+var scopeNouns = setOf("project", "projects", "repo", "repos", "repository", "repositories", "codebase",
+	"codebases", "code", "service", "services", "app", "apps", "application", "package", "module",
+	"crate", "workspace", "monorepo", "library", "lib", "tool", "cli", "team")
+
+var fromNowOn = [][]string{{"from", "now", "on"}, {"going", "forward"}, {"moving", "forward"},
+	{"from", "here", "on"}, {"from", "now"}, {"henceforth"}, {"in", "future"}, {"in", "the", "future"}}
+
+func fromNowOnAt(toks []token) int {
+	for i := range toks {
+		switch toks[i].w {
+		case "from", "going", "moving", "henceforth", "in":
+		default:
+			continue
+		}
+		for _, seq := range fromNowOn {
+			if i+len(seq) <= len(toks) {
+				ok := true
+				for k, s := range seq {
+					if toks[i+k].w != s {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// withoutFromNowOn returns toks without the "from now on" phrase and
+// what precedes it when it opens the sentence.
+func withoutFromNowOn(toks []token) []token {
+	i := fromNowOnAt(toks)
+	if i < 0 {
+		return toks
+	}
+	n := 0
+	for _, seq := range fromNowOn {
+		if i+len(seq) <= len(toks) {
+			ok := true
+			for k, s := range seq {
+				if toks[i+k].w != s {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				n = len(seq)
+				break
+			}
+		}
+	}
+	if i == 0 {
+		rest := toks[n:]
+		if len(rest) > 0 && rest[0].w == "on" {
+			rest = rest[1:]
+		}
+		rest, _ = stripFillers(rest)
+		return rest
+	}
+	return toks[:i]
+}
+
+func joinTokens(text string, toks []token) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	return text[toks[0].start:toks[len(toks)-1].end]
+}
+
+// isQuestion reports a sentence that asks rather than states: it ends
+// with "?" or opens like a question ("should we …", "do you …"). Polite
+// requests ("can you …", "could you please …") are statements.
+func isQuestion(m string, a, b int, toks []token) bool {
+	w0 := toks[0].w
+	w1 := ""
+	if len(toks) > 1 {
+		w1 = toks[1].w
+	}
+	if w0 == "please" || (w0 == "can" || w0 == "could" || w0 == "would" || w0 == "will") && w1 == "you" {
+		return false
+	}
+	end := b
+	for end > a && (m[end-1] == ' ' || m[end-1] == '\n' || m[end-1] == '\t' || m[end-1] == '\r') {
+		end--
+	}
+	if end > a && m[end-1] == '?' {
+		return true
+	}
+	switch w0 {
+	case "should", "shall", "is", "are", "was", "were", "does", "did", "am", "isn't", "aren't", "doesn't",
+		"didn't", "shouldn't", "wouldn't", "couldn't", "why", "whether":
+		return true
+	case "do":
+		switch w1 {
+		case "you", "we", "i", "they", "it":
+			return true
+		}
+	case "can", "could", "would", "will":
+		switch w1 {
+		case "we", "i", "it", "they", "this", "that", "there":
+			return true
+		}
+	}
+	return false
+}
+
+// prepare returns text lower-cased (ASCII only, so that byte offsets stay
+// those of text) with code hidden: fenced blocks and block quotes become
+// spaces and the inside of an inline code span becomes 'x' (one opaque
+// word).
+func prepare(text string) string {
+	b := []byte(text)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	inFence := false
+	var fence byte
+	for ls := 0; ls < len(b); {
+		le := ls
+		for le < len(b) && b[le] != '\n' {
+			le++
+		}
+		t := ls
+		for t < le && t-ls < 4 && (b[t] == ' ' || b[t] == '\t') {
+			t++
+		}
+		isFence := le-t >= 3 && (b[t] == '`' || b[t] == '~') && b[t+1] == b[t] && b[t+2] == b[t]
+		if inFence || isFence || (t < le && b[t] == '>') {
+			for k := ls; k < le; k++ {
+				b[k] = ' '
+			}
+		}
+		if isFence {
+			if !inFence {
+				inFence, fence = true, text[t]
+			} else if text[t] == fence {
+				inFence = false
+			}
+		}
+		ls = le + 1
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '`' {
+			continue
+		}
+		j := i + 1
+		for j < len(b) && b[j] != '`' && b[j] != '\n' {
+			j++
+		}
+		if j < len(b) && b[j] == '`' && j > i+1 {
+			for k := i + 1; k < j; k++ {
+				b[k] = 'x'
+			}
+			i = j
+		}
+	}
+	return string(b)
+}
+
+// abbrevs end with a period that does not end a sentence.
+var abbrevs = setOf("e.g", "i.e", "etc", "vs", "approx", "cf", "mr", "mrs", "ms", "dr", "eg", "ie", "resp", "incl", "esp")
+
+// sentences splits the prepared text m into sentence ranges: at line
+// breaks, at ';', and at '.', '!', '?' before a space or the end (keeping
+// the mark in the sentence).
+func sentences(m string) [][2]int {
+	var out [][2]int
+	start := 0
+	push := func(end int) {
+		if end > start {
+			out = append(out, [2]int{start, end})
+		}
+		start = end
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		switch c {
+		case '\n':
+			push(i)
+			start = i + 1
+		case ';':
+			push(i + 1)
+		case '.', '!', '?':
+			if i+1 < len(m) && m[i+1] != ' ' && m[i+1] != '\n' && m[i+1] != '\t' && m[i+1] != '\r' &&
+				m[i+1] != '"' && m[i+1] != ')' && m[i+1] != '\'' {
+				continue
+			}
+			if c == '.' {
+				ws := i
+				for ws > start && m[ws-1] != ' ' && m[ws-1] != '\n' && m[ws-1] != '(' {
+					ws--
+				}
+				if abbrevs[m[ws:i]] {
+					continue
+				}
+			}
+			for i+1 < len(m) && (m[i+1] == '"' || m[i+1] == ')' || m[i+1] == '\'') {
+				i++
+			}
+			push(i + 1)
+		}
+	}
+	push(len(m))
+	return out
+}
+
+// tokenize splits m[a:b] into words. Each word's text is taken from m
+// (lower-cased), its offsets index the original text.
+func tokenize(m string, text string, a, b int) []token {
+	toks := make([]token, 0, (b-a)/5+1)
+	i := a
+	for i < b {
+		for i < b && isSpace(m[i]) {
+			i++
+		}
+		if i >= b {
+			break
+		}
+		j := i
+		for j < b && !isSpace(m[j]) {
+			j++
+		}
+		s, e := i, j
+		code := m[s] == '`'
+		sep := false
+		if !code {
+			for s < e {
+				if n := leadPunct(m[s:e]); n > 0 {
+					s += n
+					continue
+				}
+				break
+			}
+			for e > s {
+				n, isSep := trailPunct(m[s:e])
+				if n == 0 {
+					break
+				}
+				sep = sep || isSep
+				e -= n
+			}
+		} else {
+			// `code`, possibly followed by punctuation.
+			k := s + 1
+			for k < e && m[k] != '`' {
+				k++
+			}
+			if k < e {
+				k++
+				if strings.ContainsAny(m[k:e], ",;:") {
+					sep = true
+				}
+				e = k
+			}
+		}
+		if s >= e {
+			// A lone dash or comma separates clauses.
+			if len(toks) > 0 && isDash(m[i:j]) || len(toks) > 0 && (m[i] == ',' || m[i] == ';' || m[i] == ':') {
+				toks[len(toks)-1].sep = true
+			}
+			i = j
+			continue
+		}
+		w := m[s:e] // a substring: no copy
+		if code {
+			w = "`"
+		} else if strings.Contains(w, "\u2019") {
+			w = strings.ReplaceAll(w, "\u2019", "'")
+		}
+		toks = append(toks, token{w: contraction(w), start: s, end: e, rawStart: i, rawEnd: j, sep: sep})
+		i = j
+	}
+	return toks
+}
+
+// contraction restores the apostrophe of common contractions typed
+// without one.
+func contraction(w string) string {
+	switch w {
+	case "dont":
+		return "don't"
+	case "doesnt":
+		return "doesn't"
+	case "didnt":
+		return "didn't"
+	case "isnt":
+		return "isn't"
+	case "arent":
+		return "aren't"
+	case "shouldnt":
+		return "shouldn't"
+	case "wouldnt":
+		return "wouldn't"
+	case "couldnt":
+		return "couldn't"
+	case "cant":
+		return "can't"
+	case "thats":
+		return "that's"
+	case "youre":
+		return "you're"
+	case "ive":
+		return "i've"
+	case "im":
+		return "i'm"
+	}
+	return w
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func isDash(s string) bool {
+	return s == "-" || s == "--" || s == "\u2014" || s == "\u2013"
+}
+
+// leadPunct returns the length of punctuation opening b.
+func leadPunct(b string) int {
+	switch b[0] {
+	case '(', '[', '{', '"', '\'', '*', '_', '<', ',', ';', ':', '-':
+		return 1
+	}
+	if b[0] < utf8.RuneSelf {
+		return 0
+	}
+	for _, q := range [...]string{"\u201c", "\u2018", "\u00ab"} {
+		if strings.HasPrefix(b, q) {
+			return len(q)
+		}
+	}
+	return 0
+}
+
+// trailPunct returns the length of punctuation closing b, and whether it
+// separates clauses.
+func trailPunct(b string) (int, bool) {
+	c := b[len(b)-1]
+	switch c {
+	case ',', ';', ':':
+		return 1, true
+	case ')', ']', '}', '"', '\'', '.', '!', '?', '*', '_', '>':
+		return 1, false
+	}
+	if c < utf8.RuneSelf {
+		return 0, false
+	}
+	for _, q := range [...]string{"\u201d", "\u2019", "\u00bb", "\u2026"} {
+		if strings.HasSuffix(b, q) {
+			return len(q), false
+		}
+	}
+	return 0, false
+}
+
+// Subject normalisation. The same preference said in different words must
+// end up with the same Subject, so normSubject:
+//
+//   - lower-cases, drops quotes, brackets and edge punctuation and the
+//     possessive 's; an inline code span is one opaque word
+//     ("`go test -race ./...`");
+//   - rewrites a few aliases (golang → go, postgresql → postgres, k8s →
+//     kubernetes, nodejs → node …);
+//   - splits hyphenated plain words ("table-driven" → "table driven") and
+//     then re-hyphenates the compound-adjective suffixes "driven", "based",
+//     "first", "free", "safe", "style", "aware", "friendly", "specific",
+//     "native", "agnostic", "oriented", "centric", so "table driven tests"
+//     and "table-driven tests" both become "table-driven test" while
+//     "pre-commit" and "pre commit" both become "pre commit";
+//   - drops leading determiners, possessives, pronouns, "to" and light
+//     verbs ("the", "my", "our", "use", "using", "write", "run", "add",
+//     "go with", "stick with" …: "always write table driven tests" is about
+//     "table-driven test"), and trailing fillers and scope phrases
+//     ("please", "for now", "anymore", "instead", "by default", "in this
+//     repo", "in all my projects", "last month" …), and articles anywhere
+//     ("change the API" = "change API");
+//   - keeps at most 6 words: the core noun phrase (an over-long subject is
+//     cut first before examples — "like", "such as" —, then at its first
+//     preposition, then after 6 words);
+//   - singularises the head words (the last one and any before a
+//     preposition) with a few safe rules and exceptions ("tests" → "test",
+//     "dependencies" → "dependency", "postgres" and "redis" stay);
+//   - returns "" for pronouns and fragments ("it", "that", "how you did
+//     it"), which make no signal.
+func normSubject(s string) string {
+	return canon(stripTrailing(splitWords(s)))
+}
+
+// normSlot normalises a slot; with purpose, a "for Y" tail becomes the
+// Object ("we use table-driven tests for Go").
+func normSlot(s string, purpose bool) (subj, obj string) {
+	words := stripTrailing(splitWords(s))
+	if purpose {
+		for i := 1; i < len(words)-1; i++ {
+			if words[i] == "for" {
+				obj = canon(words[i+1:])
+				words = words[:i]
+				break
+			}
+		}
+	}
+	return canon(words), obj
+}
+
+// maxSubjectWords and maxSubjectBytes bound a Subject or Object.
+const (
+	maxSubjectWords = 6
+	maxSubjectBytes = 80
+)
+
+// splitWords lower-cases s and splits it into clean words.
+func splitWords(s string) []string {
+	s = strings.ToLower(s)
+	if strings.ContainsAny(s, "\"*") || strings.Contains(s, "\u201c") || strings.Contains(s, "\u201d") {
+		s = quoteMarks.Replace(s)
+	}
+	if strings.Contains(s, "\u2019") {
+		s = strings.ReplaceAll(s, "\u2019", "'")
+	}
+	words := make([]string, 0, 8)
+	if strings.Contains(s, "`") {
+		// Code is one opaque word: `go test -race ./...`.
+		for i, seg := range strings.Split(s, "`") {
+			if i%2 == 1 {
+				if code := strings.Join(strings.Fields(seg), " "); code != "" {
+					words = append(words, code)
+				}
+				continue
+			}
+			words = appendWords(words, seg)
+		}
+		return words
+	}
+	return appendWords(words, s)
+}
+
+var quoteMarks = strings.NewReplacer("\"", " ", "*", " ", "\u201c", " ", "\u201d", " ")
+
+// appendWords appends the clean words of prose s to words.
+func appendWords(words []string, s string) []string {
+	for _, f := range strings.Fields(s) {
+		f = trimRightBytes(f, ".,;:!?)]}>'")
+		f = trimLeftBytes(f, "([{<'")
+		if len(f) > 4 && strings.HasSuffix(f, "'s") && f != "that's" && f != "let's" && f != "there's" && f != "what's" && f != "here's" {
+			f = f[:len(f)-2] // possessive
+		}
+		if f == "" || f == "-" || f == "&" {
+			continue
+		}
+		if a, ok := aliases[f]; ok {
+			f = a
+		}
+		if plainHyphenated(f) {
+			for _, part := range strings.Split(f, "-") {
+				if part != "" {
+					words = append(words, part)
+				}
+			}
+			continue
+		}
+		words = append(words, f)
+	}
+	return words
+}
+
+// plainHyphenated reports a word of letters joined by hyphens.
+func plainHyphenated(w string) bool {
+	if !strings.Contains(w, "-") {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func plainWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+var aliases = map[string]string{
+	"golang": "go", "postgresql": "postgres", "nodejs": "node", "node.js": "node", "k8s": "kubernetes",
+	"reactjs": "react", "react.js": "react", "vuejs": "vue", "vue.js": "vue", "yml": "yaml",
+	"e-mail": "email", "py.test": "pytest", "favourite": "favorite", "colour": "color",
+}
+
+// trailing fillers and scope phrases, removed from the end of a slot.
+var trailPhrases = [][]string{
+	{"please"}, {"pls"}, {"plz"}, {"thanks"}, {"thank", "you"}, {"for", "now"}, {"for", "the", "time", "being"},
+	{"instead"}, {"anymore"}, {"any", "more"}, {"again"}, {"ever"}, {"at", "all"}, {"too"}, {"as", "well"},
+	{"also"}, {"by", "default"}, {"if", "possible"}, {"when", "possible"}, {"whenever", "possible"},
+	{"where", "possible"}, {"wherever", "possible"}, {"going", "forward"}, {"moving", "forward"},
+	{"from", "now", "on"}, {"from", "here", "on"}, {"from", "here", "on", "out"}, {"in", "the", "future"},
+	{"in", "future"}, {"in", "general"}, {"generally"}, {"always"}, {"everywhere"}, {"globally"}, {"here"},
+	{"in", "here"}, {"ok"}, {"okay"}, {"though"}, {"either"}, {"only"}, {"all", "the", "time"},
+	{"every", "time"}, {"whenever", "you", "can"}, {"if", "you", "can"}, {"then"}, {"now"}, {"right", "now"},
+	{"from", "now"}, {"personally"}, {"really"}, {"please", "thanks"}, {"thx"}, {"ty"},
+	{"last", "week"}, {"last", "month"}, {"last", "year"}, {"last", "time"}, {"last", "sprint"},
+	{"this", "week"}, {"this", "month"}, {"this", "year"}, {"yesterday"}, {"today"}, {"recently"},
+	{"a", "while", "ago"}, {"ago"}, {"lately"}, {"earlier"}, {"tonight"}, {"tomorrow"},
+}
+
+// scopePreps start a trailing scope phrase ("in this repo", "for all my
+// projects", "across projects").
+var (
+	scopePreps = setOf("in", "for", "across", "on", "within", "throughout")
+	scopeDets  = setOf("this", "the", "all", "every", "any", "each", "these", "my", "our", "your")
+)
+
+// trailByLast indexes trailPhrases by their last word.
+var trailByLast = func() map[string][][]string {
+	m := map[string][][]string{}
+	for _, ph := range trailPhrases {
+		last := ph[len(ph)-1]
+		m[last] = append(m[last], ph)
+	}
+	for _, phs := range m {
+		// Longest first: "in here" before "here".
+		slices.SortStableFunc(phs, func(a, b []string) int { return len(b) - len(a) })
+	}
+	return m
+}()
+
+// stripTrailing removes trailing fillers and scope phrases.
+func stripTrailing(words []string) []string {
+	for changed := true; changed && len(words) > 0; {
+		changed = false
+		for _, ph := range trailByLast[words[len(words)-1]] {
+			if len(ph) <= len(words) && equalWords(words[len(words)-len(ph):], ph) {
+				words = words[:len(words)-len(ph)]
+				changed = true
+				break
+			}
+		}
+		if changed || len(words) < 2 {
+			continue
+		}
+		// [prep] [det…] scope-noun
+		last := len(words) - 1
+		if !scopeNouns[words[last]] || words[last] == "code" && last > 0 && !scopeDets[words[last-1]] {
+			continue
+		}
+		k := last
+		for k > 0 && scopeDets[words[k-1]] {
+			k--
+		}
+		if words[k] == "the" && k+1 == last && !repoNouns[words[last]] {
+			continue // "for the CLI" is a purpose, "in the repo" a scope
+		}
+		if k > 0 && scopePreps[words[k-1]] && k < last {
+			words = words[:k-1]
+			changed = true
+		} else if k > 0 && scopePreps[words[k-1]] && words[last] != "code" {
+			words = words[:k-1] // "in projects"
+			changed = true
+		}
+	}
+	return words
+}
+
+func equalWords(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Leading words removed from a subject: determiners, pronouns and light
+// verbs, and two-word light verbs.
+var (
+	leadStrip = setOf("the", "a", "an", "my", "our", "your", "their", "its", "this", "that", "these",
+		"those", "some", "any", "all", "more", "only", "just", "always", "also", "really", "to", "you", "we",
+		"i", "ever", "please", "even", "still", "actually", "definitely", "usually", "generally", "strictly",
+		"be", "use", "using", "uses", "write", "writing", "run", "running", "add", "adding", "choose",
+		"choosing", "pick", "picking", "apply", "applying", "follow", "following", "prefer", "preferring",
+		"include", "including", "have", "having", "adopt", "adopting", "try", "trying", "do", "doing",
+		"stick", "sticking", "go", "going", "rely", "relying", "depend", "depending", "with", "on",
+		"utilize", "utilise", "employ", "introduce", "introducing", "import", "importing", "install",
+		"installing", "keep", "keeping", "want", "wants")
+	// leadOnlyBefore are stripped only when followed by these words ("go
+	// with X", "stick to X", "rely on X"); "go" alone is a language.
+	leadPairs = map[string]map[string]bool{
+		"go":        setOf("with", "for"),
+		"going":     setOf("with", "for"),
+		"stick":     setOf("with", "to"),
+		"sticking":  setOf("with", "to"),
+		"rely":      setOf("on"),
+		"relying":   setOf("on"),
+		"depend":    setOf("on"),
+		"depending": setOf("on"),
+		"keep":      setOf("using", "to", "with"),
+		"keeping":   setOf("using", "to", "with"),
+	}
+)
+
+// compoundSuffixes are re-joined to the previous word with a hyphen.
+var compoundSuffixes = setOf("driven", "based", "first", "free", "safe", "style", "aware", "friendly",
+	"specific", "native", "agnostic", "oriented", "centric")
+
+// preps cut an over-long subject and mark the head word before them.
+var preps = setOf("in", "on", "at", "with", "for", "from", "by", "into", "before", "after", "during",
+	"without", "within", "inside", "across", "over", "under", "to", "via", "per", "when", "while")
+
+// exampleWords introduce examples, cut first from a long subject.
+var exampleWords = setOf("like", "such", "including", "e.g", "e.g.", "eg", "i.e", "i.e.", "especially", "say")
+
+// junkSubjects make no subject on their own.
+var junkSubjects = setOf("it", "that", "this", "these", "those", "them", "they", "one", "ones", "something",
+	"anything", "everything", "nothing", "stuff", "thing", "things", "what", "which", "who", "how", "why",
+	"so", "there", "here", "same", "you", "me", "us", "him", "her", "yes", "no", "ok", "okay", "it's",
+	"that's", "lot", "more", "less", "much", "many", "way", "idea", "better", "best", "good", "bad", "well",
+	"sure", "fine", "again", "too", "now", "then", "not", "never", "always", "mind", "please", "thanks",
+	"and", "or", "but", "to", "for", "with", "of", "in", "on", "at", "a", "an", "the", "i", "we", "me",
+	"myself", "yourself", "itself", "either", "neither", "both", "other", "others", "another", "all",
+	"fewer", "larger", "smaller", "bigger", "shorter", "longer", "simpler", "faster", "slower", "newer",
+	"older", "different", "similar")
+
+// canon turns slot words into a Subject (see normSubject).
+func canon(words []string) string {
+	// Leading determiners, pronouns and light verbs.
+	for len(words) > 0 {
+		w := words[0]
+		if pair, ok := leadPairs[w]; ok {
+			if len(words) > 1 && pair[words[1]] {
+				words = words[2:]
+				continue
+			}
+			if w == "go" || w == "going" || w == "keep" || w == "keeping" {
+				break
+			}
+		}
+		if !leadStrip[w] || len(words) == 1 && !junkSubjects[w] && !lightOnly[w] {
+			break
+		}
+		words = words[1:]
+	}
+	words = stripTrailing(words)
+	if len(words) == 0 {
+		return ""
+	}
+	// Articles inside carry nothing ("change the API" = "change API").
+	if slices.ContainsFunc(words, isArticle) {
+		words = slices.DeleteFunc(slices.Clone(words), isArticle)
+	}
+	// Re-join compound adjectives.
+	joined := words[:0:0]
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if i+1 < len(words) && compoundSuffixes[words[i+1]] && plainWord(w) && !preps[w] {
+			w += "-" + words[i+1]
+			i++
+		}
+		joined = append(joined, w)
+	}
+	words = joined
+	// At most maxSubjectWords: the core noun phrase, without examples.
+	if len(words) > maxSubjectWords {
+		for i := 1; i < len(words); i++ {
+			if exampleWords[words[i]] {
+				words = words[:i]
+				break
+			}
+		}
+	}
+	if len(words) > maxSubjectWords {
+		for i := 1; i < len(words); i++ {
+			if preps[words[i]] {
+				words = words[:i]
+				break
+			}
+		}
+		if len(words) > maxSubjectWords {
+			words = words[:maxSubjectWords]
+		}
+	}
+	for len(words) > 0 && (preps[words[len(words)-1]] || words[len(words)-1] == "and" || words[len(words)-1] == "or") {
+		words = words[:len(words)-1]
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	// Discard fragments.
+	if len(words) == 1 && junkSubjects[words[0]] {
+		return ""
+	}
+	switch words[0] {
+	case "how", "what", "why", "which", "who", "whether", "if", "it", "they", "he", "she", "there", "it's",
+		"that's", "not", "when", "where":
+		return ""
+	}
+	switch words[len(words)-1] {
+	case "it", "them", "that", "this", "so", "one":
+		return ""
+	}
+	// Singular head words.
+	out := make([]string, len(words))
+	for i, w := range words {
+		if i == len(words)-1 || i+1 < len(words) && preps[words[i+1]] {
+			w = singular(w)
+		}
+		out[i] = w
+	}
+	return clipWords(strings.Join(out, " "), maxSubjectBytes)
+}
+
+func isArticle(w string) bool { return w == "the" || w == "a" || w == "an" }
+
+// lightOnly are light verbs that are no subject on their own ("I prefer
+// using" says nothing).
+var lightOnly = setOf("use", "using", "uses", "write", "writing", "run", "running", "add", "adding",
+	"have", "having", "do", "doing", "be", "try", "trying", "to", "the", "a", "an", "my", "our", "your")
+
+var irregularPlural = map[string]string{
+	"statuses": "status", "aliases": "alias", "buses": "bus", "viruses": "virus", "indices": "index",
+	"indexes": "index", "caches": "cache", "children": "child", "people": "person", "criteria": "criterion",
+	"analyses": "analysis", "matrices": "matrix", "vertices": "vertex", "cookies": "cookie",
+	"movies": "movie", "zombies": "zombie", "lies": "lie", "ties": "tie", "pies": "pie", "dies": "die",
+	"newbies": "newbie", "rookies": "rookie", "selfies": "selfie", "headaches": "headache",
+	"niches": "niche", "biases": "bias", "canvases": "canvas", "atlases": "atlas", "heroes": "hero",
+	"potatoes": "potato", "tomatoes": "tomato", "echoes": "echo", "vetoes": "veto", "quizzes": "quiz",
+	"bonuses": "bonus", "campuses": "campus", "goes": "go", "does": "do", "avalanches": "avalanche",
+	"mustaches": "mustache", "moustaches": "moustache", "synopses": "synopsis", "theses": "thesis",
+	"hypotheses": "hypothesis", "parentheses": "parenthesis", "appendices": "appendix",
+	"apis": "api", "clis": "cli", "uis": "ui", "guis": "gui", "tuis": "tui", "cpus": "cpu", "gpus": "gpu",
+	"emojis": "emoji", "taxis": "taxi", "skus": "sku", "menus": "menu",
+}
+
+// noSingular end in "s" but are not plurals (or have no singular worth
+// using).
+var noSingular = setOf("postgres", "kubernetes", "jenkins", "pandas", "rails", "express", "emacs", "sass",
+	"less", "series", "species", "news", "chaos", "macos", "ios", "aws", "https", "http", "always",
+	"perhaps", "various", "previous", "serious", "numerous", "analytics", "physics", "mathematics",
+	"statistics", "ethics", "logistics", "semantics", "graphics", "diagnostics", "metrics",
+	"lots", "plus", "yes", "thanks", "redis", "nodemon", "electronics", "economics", "windows",
+	"linux", "ubuntu", "centos", "debian", "nuxt", "gatsby", "cypress", "whereas", "unless",
+	"css", "dns", "gcs", "gps", "ssl", "tls", "sms", "os", "vs", "vscode")
+
+// singular returns the singular of an English plural, conservatively.
+func singular(w string) string {
+	if s, ok := irregularPlural[w]; ok {
+		return s
+	}
+	if len(w) < 4 || !plainWord(w) || noSingular[w] {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "shes"),
+		strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "zzes"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		return w
+	case strings.HasSuffix(w, "s"):
+		return w[:len(w)-1]
+	}
+	return w
+}

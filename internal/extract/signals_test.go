@@ -1,0 +1,474 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// userInput is an exchange where the user said text and the assistant
+// answered "OK.".
+func userInput(text string) Input {
+	return Input{Blocks: []Block{
+		{Role: "user", Kind: "text", Text: text},
+		{Role: "assistant", Kind: "text", Text: "OK."},
+	}}
+}
+
+// sig renders a signal compactly for comparisons:
+// kind:subject[>object]:±[G].
+func sig(s episode.Signal) string {
+	var b strings.Builder
+	b.WriteString(s.Kind + ":" + s.Subject)
+	if s.Object != "" {
+		b.WriteString(">" + s.Object)
+	}
+	if s.Polarity < 0 {
+		b.WriteString(":-")
+	} else {
+		b.WriteString(":+")
+	}
+	if s.Global {
+		b.WriteString("G")
+	}
+	return b.String()
+}
+
+func sigs(ss []episode.Signal) []string {
+	out := []string{}
+	for _, s := range ss {
+		out = append(out, sig(s))
+	}
+	return out
+}
+
+func extractSignals(t testing.TB, in Input) []string {
+	t.Helper()
+	d, err := NewLocal().Extract(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	return sigs(d.Signals)
+}
+
+// TestSignalPatterns covers each pattern family with what it must find
+// and what it must leave alone.
+func TestSignalPatterns(t *testing.T) {
+	tests := []struct {
+		family string
+		text   string
+		want   []string
+	}{
+		// Preferences.
+		{"preference", "I prefer table-driven tests", []string{"preference:table-driven test:+G"}},
+		{"preference", "I really prefer small functions.", []string{"preference:small function:+G"}},
+		{"preference", "I like Tailwind", []string{"preference:tailwind:+G"}},
+		{"preference", "I'd rather use tabs", []string{"preference:tab:+G"}},
+		{"preference", "I would rather use pytest than unittest", []string{"preference:pytest:+G", "avoid:unittest:-G"}},
+		{"preference", "always use pnpm please", []string{"preference:pnpm:+"}},
+		{"preference", "Please always run go vet before committing.", []string{"preference:go vet before committing:+"}},
+		{"preference", "we use table-driven tests for Go", []string{"preference:table-driven test>go:+"}},
+		{"preference", "use zap for logging", []string{"preference:zap>logging:+"}},
+		{"preference", "pnpm is my go-to", []string{"preference:pnpm:+G"}},
+		{"preference", "Ruff is our go-to", []string{"preference:ruff:+"}},
+		{"preference", "stick with sqlite for now", []string{"preference:sqlite:+"}},
+		{"preference", "make sure to use early returns", []string{"preference:early return:+"}},
+		{"preference", "Prefer composition over inheritance.", []string{"preference:composition:+", "avoid:inheritance:-"}},
+		{"preference", "I prefer Go over Python for CLIs", []string{"preference:go>cli:+G", "avoid:python>cli:-G"}},
+		{"preference", "Use tabs, not spaces", []string{"preference:tab:+", "avoid:space:-"}},
+		{"preference", "I prefer pytest, black and ruff", []string{"preference:pytest:+G", "preference:black:+G", "preference:ruff:+G"}},
+		{"preference", "don't forget to run go vet", []string{"preference:go vet:+"}},
+		{"preference", "Can you always use early returns?", []string{"preference:early return:+"}},
+		{"preference", "Use the existing logx package for logging, not fmt.Printf.",
+			[]string{"preference:existing logx package>logging:+", "avoid:fmt.printf>logging:-"}},
+		{"preference", "Always run `go test -race ./...` before you tell me something works.",
+			[]string{"preference:go test -race ./...:+"}},
+		{"preference", "Only use the standard library.", []string{"preference:standard library:+"}},
+		{"preference", "Use Postgres instead.", []string{"preference:postgres:+"}},
+		{"preference", "Keep using zerolog for logs.", []string{"preference:zerolog>log:+"}},
+		{"preference (comparative)", "I usually prefer fewer, larger files.", []string{}},
+		{"preference (question)", "should we always use X?", []string{}},
+		{"preference (question)", "Do you prefer tabs?", []string{}},
+		{"preference (hedge)", "we could always use redis", []string{}},
+		{"preference (condition)", "if you prefer mocks, fine", []string{}},
+		{"preference (request)", "I'd like to add a health endpoint", []string{}},
+		{"preference (remark)", "I like that you used pnpm", []string{}},
+		{"preference (remark)", "I like it", []string{}},
+		{"preference (description)", "it always fails on CI", []string{}},
+		{"preference (reported)", "you said always use mocks", []string{}},
+		{"preference (tool)", "Use the Read tool to look at main.go", []string{}},
+
+		// Avoidance.
+		{"avoid", "never use testify", []string{"avoid:testify:-"}},
+		{"avoid", "don't use testify", []string{"avoid:testify:-"}},
+		{"avoid", "dont use testify", []string{"avoid:testify:-"}},
+		{"avoid", "do not use testify", []string{"avoid:testify:-"}},
+		{"avoid", "I don't like testify", []string{"avoid:testify:-G"}},
+		{"avoid", "avoid global state", []string{"avoid:global state:-"}},
+		{"avoid", "always avoid global state", []string{"avoid:global state:-"}},
+		{"avoid", "I hate mocks", []string{"avoid:mock:-G"}},
+		{"avoid", "I dislike ORMs", []string{"avoid:orm:-G"}},
+		{"avoid", "no mocks please", []string{"avoid:mock:-"}},
+		{"avoid", "No more print debugging", []string{"avoid:print debugging:-"}},
+		{"avoid", "I'd rather not use Docker here", []string{"avoid:docker:-G"}},
+		{"avoid", "you should never commit secrets", []string{"avoid:commit secret:-"}},
+		{"avoid", "don't commit secrets", []string{"avoid:commit secret:-"}},
+		{"avoid", "Please don't add comments", []string{"avoid:comment:-"}},
+		{"avoid", "never use mocks or stubs", []string{"avoid:mock:-", "avoid:stub:-"}},
+		{"avoid", "dont use var, use const", []string{"avoid:var:-", "preference:const:+"}},
+		{"avoid", "never use `fmt.Println` for logging", []string{"avoid:fmt.println>logging:-"}},
+		{"avoid", "I prefer not to use generics", []string{"avoid:generic:-G"}},
+		{"avoid", "I'm not a fan of long functions.", []string{"avoid:long function:-G"}},
+		{"avoid", "no tests please", []string{"avoid:test:-"}},
+		{"avoid (narrative)", "I never said that", []string{}},
+		{"avoid (narrative)", "It never worked", []string{}},
+		{"avoid (narrative)", "I've never used Rust", []string{}},
+		{"avoid (idiom)", "Never mind", []string{}},
+		{"avoid (idiom)", "don't worry about it", []string{}},
+		{"avoid (idiom)", "I don't know", []string{}},
+		{"avoid (idiom)", "we don't need that", []string{}},
+		{"avoid (idiom)", "no worries", []string{}},
+		{"avoid (idiom)", "no errors in the build", []string{}},
+		{"avoid (description)", "it doesn't use mocks", []string{}},
+		{"avoid (question)", "why don't we use X?", []string{}},
+
+		// Switches.
+		{"switch", "switch from npm to pnpm", []string{"switch:npm>pnpm:-", "preference:pnpm:+"}},
+		{"switch", "we migrated from npm to pnpm", []string{"switch:npm>pnpm:-", "preference:pnpm:+"}},
+		{"switch", "I moved from vim to neovim last year", []string{"switch:vim>neovim:-G", "preference:neovim:+G"}},
+		{"switch", "I switched to neovim", []string{"switch:>neovim:-G", "preference:neovim:+G"}},
+		{"switch", "stop using mocks", []string{"switch:mock:-"}},
+		{"switch", "we stopped using jest", []string{"switch:jest:-"}},
+		{"switch", "replace jest with vitest", []string{"switch:jest>vitest:-", "preference:vitest:+"}},
+		{"switch", "instead of npm, use pnpm", []string{"switch:npm>pnpm:-", "preference:pnpm:+"}},
+		{"switch", "use bun instead of npm", []string{"switch:npm>bun:-", "preference:bun:+"}},
+		{"switch (place)", "switch to the main branch", []string{}},
+		{"switch (place)", "move to the next step", []string{}},
+		{"switch (negated)", "we didn't switch from npm to pnpm", []string{}},
+		{"switch (not a verb)", "stop the server", []string{}},
+
+		// Corrections.
+		{"correction", "No, use pnpm", []string{"correction:pnpm:+"}},
+		{"correction", "no", []string{"correction::-"}},
+		{"correction", "nope", []string{"correction::-"}},
+		{"correction", "That's wrong.", []string{"correction::-"}},
+		{"correction", "that is not right", []string{"correction::-"}},
+		{"correction", "You're wrong, it returns an error", []string{"correction::-"}},
+		{"correction", "Actually, the port is 8080", []string{"correction:port>8080:+", "fact:port>8080:+"}},
+		{"correction", "No. Use the existing helper instead.", []string{"correction:existing helper:+", "preference:existing helper:+"}},
+		{"correction", "not npm but pnpm", []string{"correction:pnpm>npm:+"}},
+		{"correction", "I said use pnpm!", []string{"correction:pnpm:+"}},
+		{"correction", "No, don't use mocks", []string{"correction:mock:-", "avoid:mock:-"}},
+		{"correction", "Hmm, no. Use the builder pattern.", []string{"correction:builder pattern:+"}},
+		{"correction", "Wrong file. I meant internal/store/captures.go", []string{"correction:internal/store/captures.go>file:+"}},
+		{"correction", "That's wrong. The config lives in ~/.config/engram/config.toml",
+			[]string{"correction:config>~/.config/engram/config.toml:+", "fact:config>~/.config/engram/config.toml:+"}},
+		{"correction", "Nope. The timeout should be 5 seconds, not 30.", []string{"correction::-"}},
+		{"correction (polite)", "no, thanks", []string{}},
+		{"correction (polite)", "No problem, please continue", []string{}},
+		{"correction (not)", "I'm not sure but I think it works", []string{}},
+		{"correction (actually)", "It actually works now", []string{}},
+
+		// Decisions.
+		{"decision", "let's go with Postgres", []string{"decision:postgres:+"}},
+		{"decision", "we decided to use PostgreSQL", []string{"decision:postgres:+"}},
+		{"decision", "We'll use sqlite for the cache", []string{"decision:sqlite>cache:+", "preference:sqlite>cache:+"}},
+		{"decision", "go with option B", []string{"decision:option b:+"}},
+		{"decision", "The plan is to ship on Friday", []string{"decision:ship on friday:+"}},
+		{"decision", "we decided not to use an ORM", []string{"decision:orm:-"}},
+		{"decision", "let's not use an ORM", []string{"decision:orm:-"}},
+		{"decision", "we decided to stop using mocks", []string{"decision:mock:-", "switch:mock:-"}},
+		{"decision", "From now on, run gofmt before committing.", []string{"decision:gofmt before committing:+"}},
+		{"decision", "From now on, always use pnpm.", []string{"preference:pnpm:+", "decision:pnpm:+"}},
+		{"decision (question)", "should we go with Postgres?", []string{}},
+		{"decision (task)", "let's add a health endpoint", []string{}},
+
+		// Facts.
+		{"fact", "our API runs on port 8080", []string{"fact:api>port 8080:+"}},
+		{"fact", "the password is [REDACTED:password]", []string{"fact:password>[REDACTED:password]:+"}},
+		{"fact", "The config lives in ~/.config/engram/config.toml", []string{"fact:config>~/.config/engram/config.toml:+"}},
+		{"fact", "the deploy script is at scripts/deploy.sh", []string{"fact:deploy script>scripts/deploy.sh:+"}},
+		{"fact", "Docs are at https://example.com/docs", []string{"fact:doc>https://example.com/docs:+"}},
+		{"fact (abstract)", "the problem is that tests fail", []string{}},
+		{"fact (state)", "the tests are failing on CI", []string{}},
+		{"fact (state)", "the server is down", []string{}},
+		{"fact (question)", "what is the port?", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.family+"/"+tt.text, func(t *testing.T) {
+			got := extractSignals(t, userInput(tt.text))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Extract(%q).Signals=%v, want %v", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSubjectEquivalence checks that one preference said in different
+// words gets one Subject, so that three episodes make a belief.
+func TestSubjectEquivalence(t *testing.T) {
+	classes := []struct {
+		kind    string
+		subject string
+		texts   []string
+	}{
+		{episode.SignalPreference, "table-driven test", []string{
+			"I prefer table-driven tests",
+			"Please always write table driven tests.",
+			"we use table-driven tests for Go",
+			"Make sure to use table-driven tests.",
+		}},
+		{episode.SignalAvoid, "testify", []string{
+			"never use testify",
+			"don't use testify",
+			"I don't like testify",
+			"Avoid `testify`.",
+			"no testify please",
+		}},
+		{episode.SignalPreference, "pnpm", []string{
+			"I prefer pnpm",
+			"always use pnpm please",
+			"pnpm is my go-to",
+			"we use pnpm for package management",
+		}},
+		{episode.SignalPreference, "tab", []string{
+			"I'd rather use tabs",
+			"stick with tabs for now",
+			"make sure to use tabs",
+			"I like tabs in this repo",
+		}},
+		{episode.SignalAvoid, "mock", []string{
+			"avoid mocks",
+			"no mocks please",
+			"I hate mocks",
+			"Don't use mocks anymore.",
+		}},
+		{episode.SignalDecision, "postgres", []string{
+			"let's go with Postgres",
+			"we decided to use PostgreSQL",
+			"We'll use postgres for the store",
+		}},
+		{episode.SignalPreference, "early return", []string{
+			"Always use early returns.",
+			"I prefer early-returns",
+			"please use early returns for error handling",
+		}},
+	}
+	for _, c := range classes {
+		for _, text := range c.texts {
+			d, err := NewLocal().Extract(context.Background(), userInput(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, s := range d.Signals {
+				if s.Kind == c.kind && s.Subject == c.subject {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("Extract(%q).Signals=%v, want a %s on %q", text, sigs(d.Signals), c.kind, c.subject)
+			}
+		}
+	}
+}
+
+// TestSwitchEquivalence: the same switch in three phrasings.
+func TestSwitchEquivalence(t *testing.T) {
+	want := []string{"switch:npm>pnpm:-", "preference:pnpm:+"}
+	for _, text := range []string{"switch from npm to pnpm", "We migrated from npm to pnpm.", "replace npm with pnpm", "use pnpm instead of npm"} {
+		if got := extractSignals(t, userInput(text)); !slices.Equal(got, want) {
+			t.Errorf("Extract(%q).Signals=%v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestNegationNeverFlips: a negated preference never comes out as +1 on
+// its subject.
+func TestNegationNeverFlips(t *testing.T) {
+	texts := []string{
+		"I don't like testify",
+		"I do not like testify.",
+		"I don't really like testify",
+		"I don't prefer testify",
+		"I never want testify",
+		"I don't want testify in my tests",
+		"don't always use testify",
+		"we don't use testify",
+		"We never use testify for mocks",
+		"not testify but the standard library",
+		"I never said I prefer testify",
+		"I'd rather not use testify",
+		"don't use testify for new tests",
+		"Please stop using testify.",
+		"no testify please",
+		"you shouldn't use testify",
+	}
+	for _, text := range texts {
+		d, err := NewLocal().Extract(context.Background(), userInput(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range d.Signals {
+			if s.Subject == "testify" && s.Polarity > 0 && s.Kind != episode.SignalCorrection {
+				t.Errorf("Extract(%q).Signals=%v: +1 on testify", text, sigs(d.Signals))
+			}
+		}
+	}
+}
+
+// TestNotScanned: code, quotes, questions and the assistant's own
+// preferences give no signal.
+func TestNotScanned(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Input
+	}{
+		{"fenced code", userInput("Here is the file:\n```go\n// always use testify\n// I prefer globals\n```\nWhat does it do?")},
+		{"tilde fence", userInput("~~~\nnever use mocks\n~~~")},
+		{"inline code", userInput("The `// I prefer tabs` comment is wrong?")},
+		{"block quote", userInput("> I prefer tabs\n> never use mocks\nWhere is this from?")},
+		{"question", userInput("Should we always use testify?")},
+		{"question without mark", userInput("do you always use testify")},
+		{"assistant", Input{Blocks: []Block{
+			{Role: "user", Kind: "text", Text: "add a test"},
+			{Role: "assistant", Kind: "text", Text: "I prefer table-driven tests, so I'll use them. Never use testify."},
+		}}},
+		{"tool result", Input{Blocks: []Block{
+			{Role: "user", Kind: "text", Text: "read the style guide"},
+			{Role: "assistant", Kind: "tool_use", Tool: "Read", Text: "STYLE.md"},
+			{Role: "user", Kind: "tool_result", Text: "Always use tabs. Never use mocks. We use zap for logging."},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := extractSignals(t, tt.in); len(got) != 0 {
+				t.Errorf("Extract(%s).Signals=%v, want none", tt.name, got)
+			}
+		})
+	}
+}
+
+// TestAssistantDecision: the assistant's "I'll use X" is a decision only
+// when the user agreed in the same turn.
+func TestAssistantDecision(t *testing.T) {
+	reply := "I'll use Postgres for the event store, then add the migration."
+	tests := []struct {
+		user string
+		want []string
+	}{
+		{"yes, sounds good", []string{"decision:postgres>event store:+"}},
+		{"go ahead", []string{"decision:postgres>event store:+"}},
+		{"add an event store", []string{}},
+		{"should we use Postgres?", []string{}},
+	}
+	for _, tt := range tests {
+		in := Input{Blocks: []Block{
+			{Role: "user", Kind: "text", Text: tt.user},
+			{Role: "assistant", Kind: "text", Text: reply},
+		}}
+		if got := extractSignals(t, in); !slices.Equal(got, tt.want) {
+			t.Errorf("Extract(%q + assistant %q).Signals=%v, want %v", tt.user, reply, got, tt.want)
+		}
+	}
+}
+
+// TestGlobal checks the scope rule of signals.
+func TestGlobal(t *testing.T) {
+	tests := []struct {
+		text   string
+		global bool
+	}{
+		{"I prefer tabs", true},
+		{"I always use ruff for linting", true},
+		{"In all my projects, use ruff for linting", true},
+		{"In general, avoid ORMs", true},
+		{"I prefer tabs in this repo", false},
+		{"In this project we always use make for builds", false},
+		{"never use testify", false},
+		{"we use zap for logging", false},
+		{"this service should never log tokens", false},
+		{"I prefer table-driven tests and never testify", true},
+	}
+	for _, tt := range tests {
+		d, err := NewLocal().Extract(context.Background(), userInput(tt.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Signals) == 0 {
+			t.Errorf("Extract(%q).Signals=[], want some", tt.text)
+			continue
+		}
+		for _, s := range d.Signals {
+			if s.Global != tt.global {
+				t.Errorf("Extract(%q).Signals=%v, want Global=%v", tt.text, sigs(d.Signals), tt.global)
+				break
+			}
+		}
+	}
+}
+
+// TestNormSubject pins the normalisation rules.
+func TestNormSubject(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"table-driven tests", "table-driven test"},
+		{"Table Driven Tests", "table-driven test"},
+		{"the `testify` package", "testify package"},
+		{"my dependencies", "dependency"},
+		{"Postgres", "postgres"},
+		{"Redis", "redis"},
+		{"classes", "class"},
+		{"branches", "branch"},
+		{"caches", "cache"},
+		{"golang", "go"},
+		{"pre-commit hooks", "pre commit hook"},
+		{"type-safe APIs", "type-safe api"},
+		{"tabs please", "tab"},
+		{"pnpm in all my projects", "pnpm"},
+		{"mocks for now", "mock"},
+		{"using early returns whenever possible", "early return"},
+		{"very long subject with many words that goes on and on", "very long subject"},
+		{"run tests in the container before pushing to main", "test"},
+		{"it", ""},
+		{"that", ""},
+		{"how you did it", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := normSubject(tt.in); got != tt.want {
+			t.Errorf("normSubject(%q)=%q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSignalText keeps the sentence, trimmed and bounded.
+func TestSignalText(t *testing.T) {
+	text := "Some context first.  I prefer   table-driven tests!  And more."
+	d, _ := NewLocal().Extract(context.Background(), userInput(text))
+	if len(d.Signals) != 1 || d.Signals[0].Text != "I prefer table-driven tests!" {
+		t.Fatalf("Extract(%q).Signals=%+v, want one with Text %q", text, d.Signals, "I prefer table-driven tests!")
+	}
+	long := "I prefer " + strings.Repeat("very ", 100) + "long things"
+	d, _ = NewLocal().Extract(context.Background(), userInput(long))
+	for _, s := range d.Signals {
+		if n := len([]rune(s.Text)); n > maxSignalText {
+			t.Errorf("Signal.Text has %d runes, want ≤ %d", n, maxSignalText)
+		}
+	}
+}
+
+// TestSignalsBounded: a long message gives at most maxSignals signals.
+func TestSignalsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "Never use tool%d. ", i)
+	}
+	d, _ := NewLocal().Extract(context.Background(), userInput(b.String()))
+	if len(d.Signals) != maxSignals {
+		t.Errorf("len(Signals)=%d, want %d", len(d.Signals), maxSignals)
+	}
+}
