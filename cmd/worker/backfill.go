@@ -18,20 +18,7 @@ func cmdBackfill(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	s, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	lk, err := worker.Lock(s.cfg.Home)
-	if errors.Is(err, worker.ErrBusy) {
-		return fmt.Errorf("%w; try again when it has finished", err)
-	}
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	return backfill(ctx, e, s, !*noIngest)
+	return locked(ctx, e, true, func(s *session) error { return backfill(ctx, e, s, !*noIngest) })
 }
 
 // backfill captures every existing transcript, then (with ingest) runs a

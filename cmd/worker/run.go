@@ -62,21 +62,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	s, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	lk, err := worker.Lock(s.cfg.Home)
-	if errors.Is(err, worker.ErrBusy) {
-		fmt.Fprintln(e.stdout, "engram-worker: another engram-worker run is in progress; nothing to do")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	if *withBackfill {
+	return locked(ctx, e, false, func(s *session) error { return runCycle(ctx, e, s, *withBackfill, *quiet) })
+}
+
+func runCycle(ctx context.Context, e *env, s *session, withBackfill, quiet bool) error {
+	if withBackfill {
 		return backfill(ctx, e, s, true)
 	}
 	comp, err := worker.NewComponents(ctx, s.cfg, s.log)
@@ -96,7 +86,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	if !*quiet {
+	if !quiet {
 		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures; ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed) in %d ms\n",
 			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures, st.Ingest.Captures, st.Ingest.Episodes,
 			st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed, st.Millis)
@@ -111,6 +101,21 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	return locked(ctx, e, false, func(s *session) error {
+		st, err := worker.Capture(ctx, s.cfg, s.db, s.log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures\n",
+			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures)
+		return nil
+	})
+}
+
+// locked opens the store and runs fn under the worker's single-instance
+// lock. When another run holds it, a scheduled command (busyIsError false)
+// says so and succeeds; a command the user asked for fails.
+func locked(ctx context.Context, e *env, busyIsError bool, fn func(*session) error) error {
 	s, err := open(ctx)
 	if err != nil {
 		return err
@@ -118,6 +123,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	defer s.Close()
 	lk, err := worker.Lock(s.cfg.Home)
 	if errors.Is(err, worker.ErrBusy) {
+		if busyIsError {
+			return fmt.Errorf("%w; try again when it has finished", err)
+		}
 		fmt.Fprintln(e.stdout, "engram-worker: another engram-worker run is in progress; nothing to do")
 		return nil
 	}
@@ -125,11 +133,5 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lk.Unlock()
-	st, err := worker.Capture(ctx, s.cfg, s.db, s.log)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures\n",
-		st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures)
-	return nil
+	return fn(s)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -24,7 +25,7 @@ func beliefArgs(b *belief.Belief) []any {
 	}
 	return []any{b.ID, b.Statement, b.Subject, b.Predicate, b.Context, b.Timeframe, b.Alpha, b.Beta, b.Scope, b.Project,
 		b.ProjectPath, jsonOf(nonNil(b.Supporting)), jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs),
-		b.ParentID, jsonOf(nonNil(b.Children)), EncodeVector(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.Stability,
+		b.ParentID, jsonOf(nonNil(b.Children)), vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.Stability,
 		b.PeakConfidence, ms(b.CreatedAt), ms(b.UpdatedAt), nullMS(b.LastReinforcedAt), nullMS(b.LastAccessedAt),
 		b.AccessCount, nullMS(b.PromotedAt), nullMS(b.DemotedAt)}
 }
@@ -47,7 +48,7 @@ func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
 	_ = json.Unmarshal([]byte(par), &b.Partial)
 	_ = json.Unmarshal([]byte(revs), &b.Revisions)
 	_ = json.Unmarshal([]byte(kids), &b.Children)
-	b.Embedding, _ = DecodeVector(emb)
+	b.Embedding, _ = embed.Decode(emb)
 	b.CreatedAt, b.UpdatedAt = fromMS(created), fromMS(updated)
 	b.LastReinforcedAt, b.LastAccessedAt = fromMS(reinforced.Int64), fromMS(accessed.Int64)
 	b.PromotedAt, b.DemotedAt = fromMS(promoted.Int64), fromMS(demoted.Int64)

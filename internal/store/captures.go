@@ -239,21 +239,7 @@ func (db *DB) PendingCaptures(ctx context.Context, limit int) ([]Capture, error)
 
 // CaptureCounts returns the number of captures by status.
 func (db *DB) CaptureCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT status, count(*) FROM captures GROUP BY status")
-	if err != nil {
-		return nil, fmt.Errorf("store: count captures: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var s string
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, err
-		}
-		out[s] = n
-	}
-	return out, rows.Err()
+	return db.countBy(ctx, "SELECT status, count(*) FROM captures GROUP BY status")
 }
 
 func boolInt(b bool) int {

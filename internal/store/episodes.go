@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -240,7 +240,7 @@ func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 	}
 	_, err := s.exec(insertEpisodeSQL,
 		e.ID, e.Summary, e.Context, jsonOf(nonNil(e.Entities)), jsonOf(nonNilSignals(e.Signals)), e.Importance, e.Type, e.Scope,
-		e.Project, e.ProjectPath, e.SessionID, jsonOf(nonNil(sessions)), e.ContentHash, EncodeVector(e.Embedding), e.Embedder, e.Extractor,
+		e.Project, e.ProjectPath, e.SessionID, jsonOf(nonNil(sessions)), e.ContentHash, vectorBlob(e.Embedding), e.Embedder, e.Extractor,
 		occurred, created, updated, e.AccessCount, nullMS(e.LastAccessedAt), stability, boolInt(e.Compressed), nullMS(e.GraduatedAt))
 	if err != nil {
 		return fmt.Errorf("insert episode %s: %w", e.ID, err)
@@ -332,7 +332,7 @@ func scanEpisode(sc interface{ Scan(...any) error }) (episode.Episode, error) {
 	_ = json.Unmarshal([]byte(entities), &e.Entities)
 	_ = json.Unmarshal([]byte(signals), &e.Signals)
 	_ = json.Unmarshal([]byte(sessions), &e.SessionIDs)
-	e.Embedding, _ = DecodeVector(emb)
+	e.Embedding, _ = embed.Decode(emb)
 	e.OccurredAt, e.CreatedAt, e.UpdatedAt = fromMS(occurred), fromMS(created), fromMS(updated)
 	e.LastAccessedAt, e.GraduatedAt = fromMS(accessed.Int64), fromMS(graduated.Int64)
 	e.Compressed = compressed != 0
@@ -389,7 +389,7 @@ func (db *DB) EpisodeVectors(ctx context.Context, embedder string) ([]VectorRow,
 		if err := rows.Scan(&r.ID, &r.Scope, &r.ProjectPath, &b); err != nil {
 			return nil, err
 		}
-		if r.Vector, err = DecodeVector(b); err != nil {
+		if r.Vector, err = embed.Decode(b); err != nil {
 			return nil, fmt.Errorf("episode %s: %w", r.ID, err)
 		}
 		out = append(out, r)
@@ -441,33 +441,6 @@ func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 		}
 		return nil
 	})
-}
-
-// EncodeVector packs a vector as little-endian float32 bytes (nil for none).
-func EncodeVector(v []float32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-// DecodeVector unpacks EncodeVector's bytes.
-func DecodeVector(b []byte) ([]float32, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("vector of %d bytes is not float32s", len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
 }
 
 func jsonOf(v any) string {
@@ -553,4 +526,12 @@ func prefixed(prefix, cols string) string {
 		parts[i] = prefix + strings.TrimSpace(p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// vectorBlob is a vector as stored: NULL when there is none.
+func vectorBlob(v []float32) any {
+	if len(v) == 0 {
+		return nil
+	}
+	return embed.Encode(v)
 }

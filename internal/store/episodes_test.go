@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -127,16 +128,13 @@ func TestEpisodeFTSInSync(t *testing.T) {
 	}
 }
 
-func TestVectorCodec(t *testing.T) {
+func TestVectorBlob(t *testing.T) {
+	if vectorBlob(nil) != nil {
+		t.Error("an empty vector is not stored as NULL")
+	}
 	v := []float32{0, 1.5, -2.25, 3.4028235e38}
-	got, err := DecodeVector(EncodeVector(v))
+	got, err := embed.Decode(vectorBlob(v).([]byte))
 	if err != nil || !reflect.DeepEqual(got, v) {
 		t.Errorf("round trip=%v,%v", got, err)
-	}
-	if _, err := DecodeVector([]byte{1, 2, 3}); err == nil {
-		t.Error("odd length accepted")
-	}
-	if EncodeVector(nil) != nil {
-		t.Error("empty vector encoded")
 	}
 }

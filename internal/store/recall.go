@@ -4,10 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/engram-memory/engram/internal/belief"
 	"math"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -188,7 +189,7 @@ func (db *DB) SurfaceableBeliefs(ctx context.Context, min float64) ([]BeliefCard
 			&emb, &b.Embedder, &updated, &reinforced, &accessed, &b.AccessCount, &b.Stability); err != nil {
 			return nil, err
 		}
-		b.Embedding, _ = DecodeVector(emb)
+		b.Embedding, _ = embed.Decode(emb)
 		b.UpdatedAt, b.LastReinforced, b.LastAccessed = fromMS(updated), fromMS(reinforced.Int64), fromMS(accessed.Int64)
 		out = append(out, b)
 	}

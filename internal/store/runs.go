@@ -79,19 +79,24 @@ func (db *DB) LastRun(ctx context.Context, kind string) (r Run, ok bool, err err
 
 // BeliefCounts returns the number of beliefs by status.
 func (db *DB) BeliefCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT status, count(*) FROM beliefs GROUP BY status")
+	return db.countBy(ctx, "SELECT status, count(*) FROM beliefs GROUP BY status")
+}
+
+// countBy runs a "key, count" query into a map.
+func (db *DB) countBy(ctx context.Context, q string) (map[string]int, error) {
+	rows, err := db.sql.QueryContext(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("store: count beliefs: %w", err)
+		return nil, fmt.Errorf("store: count: %w", err)
 	}
 	defer rows.Close()
 	out := map[string]int{}
 	for rows.Next() {
-		var s string
+		var k string
 		var n int
-		if err := rows.Scan(&s, &n); err != nil {
+		if err := rows.Scan(&k, &n); err != nil {
 			return nil, err
 		}
-		out[s] = n
+		out[k] = n
 	}
 	return out, rows.Err()
 }
