@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Whole-process cost of engram-hook-userprompt (Claude Code's UserPromptSubmit
+# hook) on stores of 1k, 10k and 100k episodes with 5k beliefs, against a
+# hello-world Go binary that reads stdin (bench/baseline), measured in the
+# same run. Machines are shared and noisy: read the ratios, not the ms.
+#
+# Stores: bench/storegen writes a JSON Lines export, `engram-worker import`
+# imports it (and rebuilds the recollection files); the import is timed.
+# Prompts (bench/storegen/prompts.json), each from a session in the largest
+# project (/srv/engram-bench/billing-api):
+#   rare       terms rare in every store (an issue number, two tail words)
+#   common     terms in most episodes: the hard case for bm25, which scores
+#              every match before LIMIT
+#   unrelated  terms in no episode
+#   trivial    "yes": the hook returns before opening anything
+# Every timed run starts with no injected-ids file (hyperfine --prepare
+# deletes them), so nothing is suppressed, and ENGRAM_PROMPT_HOOK_DEADLINE=5s
+# so that no run is cut short. Whether the hook prints an answer is also
+# checked with the default deadline (150ms), DEFAULT_RUNS runs per case.
+#
+# Targets (from the issue): median <= 3x the floor at 100k; <= 1.3x growth
+# from 1k to 100k. The script reports them, it does not fail on a miss.
+#
+# Usage: bash bench/prompt-hook.sh
+# Environment: SIZES ("1k 10k 100k"), BELIEFS (5000), PROJECTS (4), SEED (1);
+#   ROUNDS (3) rounds over every size and prompt, each case timed right
+#   after its own baseline; RUNS (20) timed runs per case and round;
+#   WARMUP (3); DEFAULT_RUNS (10); FLOOR_TARGET (3); GROWTH_TARGET (1.3);
+#   KEEP=1 keeps the work directory (its homes/<size> can then be given to
+#   the Go benchmarks: ENGRAM_BENCH_HOME=... go test ./internal/recall -bench .);
+#   NO_HYPERFINE=1 forces the bash loop.
+# Timing uses hyperfine (Debian/Ubuntu: sudo apt-get install -y hyperfine;
+# or cargo install hyperfine); without it, a bash loop.
+# Results: a table on stdout, and bench/out/prompt-hook-<time>.json.
+set -euo pipefail
+
+SIZES=${SIZES:-"1k 10k 100k"}
+BELIEFS=${BELIEFS:-5000}
+PROJECTS=${PROJECTS:-4}
+SEED=${SEED:-1}
+ROUNDS=${ROUNDS:-3}
+RUNS=${RUNS:-20}
+WARMUP=${WARMUP:-3}
+DEFAULT_RUNS=${DEFAULT_RUNS:-10}
+FLOOR_TARGET=${FLOOR_TARGET:-3}
+GROWTH_TARGET=${GROWTH_TARGET:-1.3}
+CWD=/srv/engram-bench/billing-api # storegen's largest project; nothing is created there
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+work=$(mktemp -d "${TMPDIR:-/tmp}/engram-prompt-bench.XXXXXX")
+if [[ ${KEEP:-0} == 1 ]]; then
+	echo "work directory: $work (kept)"
+else
+	trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work/bin" "$work/raw" "$work/homes" "$work/reset" "$root/bench/out"
+
+echo "== build"
+go build -o "$work/bin/engram-hook-userprompt" ./cmd/hook-userprompt
+go build -o "$work/bin/engram-worker" ./cmd/worker
+go build -o "$work/bin/baseline" ./bench/baseline
+go build -o "$work/bin/storegen" ./bench/storegen
+hook=$work/bin/engram-hook-userprompt
+base=$work/bin/baseline
+storegen=$work/bin/storegen
+mapfile -t kinds < <("$storegen" inputs -dir "$work/inputs" -cwd "$CWD")
+kinds_csv=$(
+	IFS=,
+	echo "${kinds[*]}"
+)
+sizes_csv=$(echo $SIZES | tr ' ' ,)
+
+# now_us: microseconds, without forking when bash has EPOCHREALTIME (5.0+).
+if [[ -n ${EPOCHREALTIME:-} ]]; then
+	now_us() { now=${EPOCHREALTIME/[.,]/}; }
+else
+	now_us() { now=$(($(date +%s%N) / 1000)); }
+fi
+
+# The hook's environment: no Claude directory of the user's, logs in the store.
+export CLAUDE_CONFIG_DIR=$work/claude
+mkdir -p "$CLAUDE_CONFIG_DIR"
+
+echo "== stores ($BELIEFS beliefs, $PROJECTS projects, seed $SEED)"
+for size in $SIZES; do
+	n=$((${size%k} * 1000))
+	home=$work/homes/$size
+	mkdir -p "$home"
+	jsonl=$work/$size.jsonl
+	now_us
+	t0=$now
+	"$storegen" -episodes "$n" -beliefs "$BELIEFS" -projects "$PROJECTS" -seed "$SEED" >"$jsonl"
+	now_us
+	gen_us=$((now - t0))
+	t0=$now
+	ENGRAM_HOME=$home "$work/bin/engram-worker" import "$jsonl" >/dev/null
+	now_us
+	imp_us=$((now - t0))
+	jsonl_bytes=$(stat -c %s "$jsonl")
+	db_bytes=$(($(stat -c %s "$home/memory.db") + $(stat -c %s "$home/memory.db-wal" 2>/dev/null || echo 0)))
+	rec_bytes=$(cat "$home"/recall/*.rec | wc -c)
+	printf '{"size":"%s","episodes":%d,"beliefs":%d,"generate_seconds":%s,"import_seconds":%s,"jsonl_bytes":%d,"db_bytes":%d,"recollection_bytes":%d}\n' \
+		"$size" "$n" "$BELIEFS" "$(awk -v u=$gen_us 'BEGIN{print u/1e6}')" "$(awk -v u=$imp_us 'BEGIN{print u/1e6}')" \
+		"$jsonl_bytes" "$db_bytes" "$rec_bytes" >"$work/raw/$size.size.json"
+	printf '   %-5s %7d episodes: generated %.1f s (%.0f MB), imported %.1f s (memory.db %.0f MB, recollection files %.0f KB)\n' \
+		"$size" "$n" "$(awk -v u=$gen_us 'BEGIN{print u/1e6}')" "$(awk -v b=$jsonl_bytes 'BEGIN{print b/1e6}')" \
+		"$(awk -v u=$imp_us 'BEGIN{print u/1e6}')" "$(awk -v b=$db_bytes 'BEGIN{print b/1e6}')" "$(awk -v b=$rec_bytes 'BEGIN{print b/1e3}')"
+	rm -f "$jsonl"
+	args=()
+	for k in "${kinds[@]}"; do args+=("$k=$work/inputs/$k.json"); done
+	"$storegen" hits -home "$home" -out "$work/raw/$size.hits.json" "${args[@]}"
+	# --prepare of every timed run: forget what was injected, so that the
+	# same session gets the same answer again.
+	printf 'rm -f %q/recall/injected-*.txt\n' "$home" >"$work/reset/$size.sh"
+done
+
+echo "== check: does the hook print an answer (deadline 5s, then the default deadline x $DEFAULT_RUNS)"
+for size in $SIZES; do
+	home=$work/homes/$size
+	for k in "${kinds[@]}"; do
+		in=$work/inputs/$k.json
+		sh "$work/reset/$size.sh"
+		out=0
+		if [[ -n $(ENGRAM_HOME=$home ENGRAM_PROMPT_HOOK_DEADLINE=5s "$hook" <"$in") ]]; then out=1; fi
+		ok=0
+		for ((i = 0; i < DEFAULT_RUNS; i++)); do
+			sh "$work/reset/$size.sh"
+			if [[ -n $(env -u ENGRAM_PROMPT_HOOK_DEADLINE ENGRAM_HOME="$home" "$hook" <"$in") ]]; then ok=$((ok + 1)); fi
+		done
+		echo "$out $ok $DEFAULT_RUNS" >"$work/raw/$size.$k.output"
+		printf '   %-5s %-10s 5s deadline: %s; default deadline: %d/%d printed\n' "$size" "$k" \
+			"$([[ $out == 1 ]] && echo printed || echo nothing)" "$ok" "$DEFAULT_RUNS"
+	done
+done
+
+if [[ ${NO_HYPERFINE:-0} != 1 ]] && command -v hyperfine >/dev/null; then
+	tool="hyperfine $(hyperfine --version | awk '{print $2}')"
+	if hyperfine --help | grep -q -- '--input'; then
+		# hyperfine >= 1.16 feeds stdin itself: no shell in the measurement.
+		mode=input
+		tool+=" (-N --input)"
+	else
+		# Older hyperfine (Debian bookworm has 1.15) gives commands no stdin
+		# without a shell: every command runs as sh -c 'exec BIN <INPUT'
+		# without hyperfine's shell, and a reference case (sh -c ': <INPUT')
+		# is timed too; the report subtracts its median (as stop-hook.sh).
+		mode=sh
+		tool+=" (-N, sh -c 'exec BIN <INPUT', median of sh -c ': <INPUT' subtracted)"
+	fi
+else
+	tool="bash loop (EPOCHREALTIME or date +%s%N); install hyperfine for better figures: sudo apt-get install -y hyperfine"
+	mode=loop
+	echo "hyperfine not found: timing with a bash loop." >&2
+	echo "  For better figures install it: sudo apt-get install -y hyperfine (or: cargo install hyperfine)" >&2
+fi
+echo "== timing with $tool"
+echo "   $ROUNDS round(s), $RUNS runs per case, $WARMUP warm-up runs, ENGRAM_PROMPT_HOOK_DEADLINE=5s"
+
+# time_case NAME BINARY INPUT PREPARE OUT_BASE; BINARY "-" is the shell
+# reference (sh mode only).
+time_case() {
+	local name=$1 bin=$2 input=$3 prep=$4 out=$5
+	local hf=(hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --prepare "$prep"
+		--command-name "$name" --export-json "$out.json")
+	case $mode in
+	input)
+		"${hf[@]}" --input "$input" "$bin" >/dev/null
+		;;
+	sh)
+		if [[ $bin == - ]]; then
+			"${hf[@]}" "sh -c ': <\"\$0\"' $(printf %q "$input")" >/dev/null
+		else
+			"${hf[@]}" "sh -c 'exec \"\$0\" <\"\$1\"' $(printf '%q %q' "$bin" "$input")" >/dev/null
+		fi
+		;;
+	loop)
+		local i t0
+		: >"$out.txt"
+		for ((i = 0; i < WARMUP + RUNS; i++)); do
+			eval "$prep"
+			now_us
+			t0=$now
+			"$bin" <"$input" >/dev/null
+			now_us
+			if ((i >= WARMUP)); then echo $(((now - t0) * 1000)) >>"$out.txt"; fi
+		done
+		;;
+	esac
+}
+
+export ENGRAM_PROMPT_HOOK_DEADLINE=5s
+for ((r = 1; r <= ROUNDS; r++)); do
+	rd=$work/raw/round$r
+	mkdir -p "$rd"
+	echo "-- round $r/$ROUNDS"
+	for size in $SIZES; do
+		export ENGRAM_HOME=$work/homes/$size
+		prep="sh $(printf %q "$work/reset/$size.sh")"
+		for k in "${kinds[@]}"; do
+			in=$work/inputs/$k.json
+			# Each case is timed right after its own baseline (and shell
+			# reference), with the same --prepare, so that the ratio compares
+			# runs made under the same load.
+			if [[ $mode == sh ]]; then
+				time_case shell - "$in" "$prep" "$rd/$size.$k.shell"
+			fi
+			time_case baseline "$base" "$in" "$prep" "$rd/$size.$k.baseline"
+			time_case "$size/$k" "$hook" "$in" "$prep" "$rd/$size.$k"
+		done
+	done
+done
+unset ENGRAM_HOME
+
+out=$root/bench/out/prompt-hook-$(date -u +%Y%m%dT%H%M%SZ).json
+echo
+echo "== results ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
+"$storegen" report -raw "$work/raw" -out "$out" -tool "$tool" -sizes "$sizes_csv" -kinds "$kinds_csv" \
+	-floor-target "$FLOOR_TARGET" -growth-target "$GROWTH_TARGET"
+echo
+echo "written: $out"

@@ -1,0 +1,384 @@
+// Command storegen writes a synthetic engram store in the export format
+// (JSON Lines, see internal/portable) for `engram-worker import`: N
+// developer-memory episodes, then M beliefs, with local-embedder vectors so
+// that recall can use them. The same flags and seed give the same bytes.
+//
+//	go run ./bench/storegen -episodes 100000 -beliefs 5000 -projects 4 -seed 1 > store.jsonl
+//
+// Vocabulary (vocab.go) comes from ranked word lists of programming terms,
+// file paths, package names, commands and error messages drawn with a Zipf
+// law, so that a few terms ("test", "file", "error", "go") are in most
+// episodes and a long tail is rare. Summaries are 100–300 characters,
+// contexts 1–3 KB; importance, types, scopes (the projects and global),
+// access counts and occurred_at (over the year before -now) are spread.
+// Beliefs are mostly active with confidence above 0.4.
+//
+// Helper commands serve bench/prompt-hook.sh:
+//
+//	storegen inputs -dir DIR [-cwd DIR]          the hook's stdin for each prompt of prompts.json
+//	storegen hits -home DIR KIND=INPUT.json ...  the FTS query and hits of each prompt on a store
+//	storegen report -raw DIR -out FILE.json ...  the summary table of the timings
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+func main() {
+	cmd := ""
+	if len(os.Args) > 1 {
+		cmd = os.Args[1]
+	}
+	var err error
+	switch cmd {
+	case "hits":
+		err = hits(os.Args[2:])
+	case "report":
+		err = report(os.Args[2:])
+	case "inputs":
+		err = inputs(os.Args[2:])
+	default:
+		err = generate(os.Args[1:])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storegen:", err)
+		os.Exit(1)
+	}
+}
+
+// options of one generated store.
+type options struct {
+	episodes, beliefs, projects int
+	seed                        uint64
+	globalShare                 float64 // share of global-scope episodes
+	beliefGlobalShare           float64 // share of global-scope beliefs
+	now                         time.Time
+}
+
+// Episodes i*EpisodesPerSession… belong to session i, which works on issue
+// #(IssueBase+i): the rare prompt of bench/storegen/prompts.json names one.
+const (
+	EpisodesPerSession = 12
+	IssueBase          = 10000
+)
+
+// ProjectRoot is the directory under which the generated projects live:
+// /srv/engram-bench/<name>. Nothing needs to exist there; the prompt hook
+// takes a cwd without a .git above it as its own project root.
+const ProjectRoot = "/srv/engram-bench"
+
+func generate(args []string) error {
+	fs := flag.NewFlagSet("storegen", flag.ExitOnError)
+	var o options
+	fs.IntVar(&o.episodes, "episodes", 1000, "episodes to generate")
+	fs.IntVar(&o.beliefs, "beliefs", 5000, "beliefs to generate")
+	fs.IntVar(&o.projects, "projects", 4, "projects the project-scoped records are spread over (at most 10)")
+	seed := fs.Uint64("seed", 1, "random seed")
+	fs.Float64Var(&o.globalShare, "global-share", 0.25, "share of episodes with global scope")
+	fs.Float64Var(&o.beliefGlobalShare, "belief-global-share", 0.4, "share of beliefs with global scope")
+	nowFlag := fs.String("now", "", "RFC 3339 time the store is generated at (default: today, 00:00 UTC)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines generating records")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: storegen [flags] > store.jsonl   (also: storegen hits|report -h)")
+		fs.PrintDefaults()
+	}
+	fs.Parse(args)
+	o.seed = *seed
+	if o.projects < 1 || o.projects > len(projectNames) {
+		return fmt.Errorf("-projects %d: want 1..%d", o.projects, len(projectNames))
+	}
+	if o.episodes < 0 || o.beliefs < 0 {
+		return fmt.Errorf("negative -episodes or -beliefs")
+	}
+	o.now = time.Now().UTC().Truncate(24 * time.Hour)
+	if *nowFlag != "" {
+		t, err := time.Parse(time.RFC3339, *nowFlag)
+		if err != nil {
+			return fmt.Errorf("-now: %w", err)
+		}
+		o.now = t.UTC()
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	total := o.episodes + o.beliefs
+	// Records are made in batches by a pool of goroutines and written in
+	// order; each record has its own random stream (seed, index), so the
+	// output does not depend on -workers.
+	const batch = 256
+	nb := (total + batch - 1) / batch
+	results := make([]chan []byte, nb)
+	for i := range results {
+		results[i] = make(chan []byte, 1)
+	}
+	next := make(chan int)
+	sem := make(chan struct{}, 4*max(1, *workers)) // batches made ahead of the writer
+	go func() {
+		for i := 0; i < nb; i++ {
+			sem <- struct{}{}
+			next <- i
+		}
+		close(next)
+	}()
+	for range max(1, *workers) {
+		go func() {
+			g := newGen(o)
+			for bi := range next {
+				var buf []byte
+				for i := bi * batch; i < min(total, (bi+1)*batch); i++ {
+					line, err := g.record(i)
+					if err != nil {
+						panic(err) // json.Marshal of plain structs
+					}
+					buf = append(append(buf, line...), '\n')
+				}
+				results[bi] <- buf
+			}
+		}()
+	}
+	for i := 0; i < nb; i++ {
+		if _, err := w.Write(<-results[i]); err != nil {
+			return err
+		}
+		results[i] = nil
+		<-sem
+	}
+	return w.Flush()
+}
+
+// gen makes records; one per goroutine.
+type gen struct {
+	o     options
+	local *embed.Local
+	name  string
+}
+
+func newGen(o options) *gen {
+	l := embed.NewLocal()
+	return &gen{o: o, local: l, name: l.Name()}
+}
+
+type episodeRecord struct {
+	Kind string `json:"kind"`
+	episode.Episode
+}
+
+type beliefRecord struct {
+	Kind string `json:"kind"`
+	belief.Belief
+}
+
+// record i: episodes first, then beliefs.
+func (g *gen) record(i int) ([]byte, error) {
+	r := rand.New(rand.NewPCG(g.o.seed, uint64(i)))
+	v := newVocab(r)
+	v.issue = strconv.Itoa(IssueBase + i/EpisodesPerSession) // unused by beliefs
+	if i < g.o.episodes {
+		return json.Marshal(episodeRecord{Kind: "episode", Episode: g.episode(i, r, v)})
+	}
+	return json.Marshal(beliefRecord{Kind: "belief", Belief: g.belief(i-g.o.episodes, r, v)})
+}
+
+// id is prefix + 12 hex digits derived from the seed, the kind and the index.
+func (g *gen) id(prefix string, i int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d/%s/%d", g.o.seed, prefix, i))
+	return prefix + hex.EncodeToString(sum[:6])
+}
+
+// project picks a project with a skew: the first projects have most records.
+func (g *gen) project(r *rand.Rand) (name, path string) {
+	k := int(math.Floor(float64(g.o.projects) * math.Pow(r.Float64(), 1.5)))
+	name = projectNames[min(k, g.o.projects-1)]
+	return name, ProjectRoot + "/" + name
+}
+
+var episodeTypes = []struct {
+	t string
+	w int
+}{{episode.TypeEvent, 30}, {episode.TypeFact, 22}, {episode.TypeProcedure, 14}, {episode.TypeDecision, 12},
+	{episode.TypePreference, 9}, {episode.TypeCorrection, 8}, {episode.TypeQuestion, 5}}
+
+func (g *gen) episode(i int, r *rand.Rand, v *vocab) episode.Episode {
+	summary := v.fill(summaryTemplates[r.IntN(len(summaryTemplates))])
+	for want := 100 + r.IntN(100); len(summary) < want; {
+		summary += "; " + v.fill(summaryTemplates[r.IntN(len(summaryTemplates))])
+	}
+	summary = cut(summary, 300)
+	want := 1000 + r.IntN(2048)
+	var ctx strings.Builder
+	for ctx.Len() < want {
+		if ctx.Len() > 0 {
+			ctx.WriteString("\n\n")
+		}
+		ctx.WriteString(v.fill(contextTemplates[r.IntN(len(contextTemplates))]))
+	}
+	context := cut(ctx.String(), 3072)
+
+	entities := map[string]bool{}
+	var ents []string
+	for n, tries := 2+r.IntN(7), 0; len(ents) < n && tries < 40; tries++ {
+		var e string
+		switch r.IntN(4) {
+		case 0:
+			e = v.path()
+		case 1:
+			e = v.pkg.pick()
+		case 2:
+			e = v.tech.pick()
+		default:
+			e = v.ident()
+		}
+		if !entities[e] {
+			entities[e] = true
+			ents = append(ents, e)
+		}
+	}
+
+	w := r.IntN(100)
+	typ := episode.TypeEvent
+	for _, t := range episodeTypes {
+		if w < t.w {
+			typ = t.t
+			break
+		}
+		w -= t.w
+	}
+	var signals []episode.Signal
+	if typ == episode.TypePreference || typ == episode.TypeDecision || typ == episode.TypeCorrection {
+		kind := map[string]string{episode.TypePreference: episode.SignalPreference, episode.TypeDecision: episode.SignalDecision,
+			episode.TypeCorrection: episode.SignalCorrection}[typ]
+		pol := 1
+		if r.IntN(4) == 0 {
+			pol = -1
+		}
+		signals = append(signals, episode.Signal{Kind: kind, Text: cut(summary, 160), Subject: v.tech.pick(), Polarity: pol,
+			Global: r.IntN(5) == 0})
+	}
+
+	e := episode.Episode{
+		ID: g.id("ep_", i), Summary: summary, Context: context, Entities: ents, Signals: signals,
+		// Importance: most episodes middling, a few high.
+		Importance: math.Round(100*math.Min(1, math.Max(0.05, 0.2+0.6*math.Pow(r.Float64(), 1.6)+0.2*r.Float64()))) / 100,
+		Type:       typ, Scope: episode.ScopeProject,
+		ContentHash: hex.EncodeToString(func() []byte {
+			s := sha256.Sum256([]byte(g.id("ep_", i) + "\x00" + summary + "\x00" + context))
+			return s[:]
+		}()),
+		Embedding: g.local.EmbedText(summary), Embedder: g.name, Extractor: "storegen",
+		Stability: 1,
+	}
+	// A session works in one project; some of its memories are global.
+	sess := i / EpisodesPerSession
+	e.Project, e.ProjectPath = g.project(rand.New(rand.NewPCG(g.o.seed, 1<<40+uint64(sess))))
+	if r.Float64() < g.o.globalShare {
+		e.Scope, e.ProjectPath = episode.ScopeGlobal, ""
+	}
+	e.SessionID = uuidOf(g.o.seed, sess)
+	e.SessionIDs = []string{e.SessionID}
+	// occurred_at: over the year before now, more of them recent.
+	age := time.Duration(math.Pow(r.Float64(), 1.4) * float64(365*24*time.Hour))
+	e.OccurredAt = g.o.now.Add(-age).Truncate(time.Millisecond)
+	e.CreatedAt = e.OccurredAt.Add(time.Duration(1+r.IntN(600)) * time.Second)
+	e.UpdatedAt = e.CreatedAt
+	if r.IntN(5) == 0 { // recalled before
+		e.AccessCount = 1 + int(math.Floor(math.Pow(r.Float64(), 3)*30))
+		e.LastAccessedAt = e.CreatedAt.Add(time.Duration(r.Float64() * float64(age))).Truncate(time.Millisecond)
+		e.Stability = math.Round(100*math.Min(365, 1+float64(e.AccessCount)*r.Float64()*3)) / 100
+	}
+	return e
+}
+
+var beliefStatuses = []struct {
+	s string
+	w int
+}{{belief.StatusActive, 88}, {belief.StatusRevised, 5}, {belief.StatusArchived, 4}, {belief.StatusMerged, 2}, {belief.StatusSplit, 1}}
+
+func (g *gen) belief(i int, r *rand.Rand, v *vocab) belief.Belief {
+	stmt := v.fill(beliefTemplates[r.IntN(len(beliefTemplates))])
+	// Evidence: most beliefs rest on a few episodes, some on many.
+	evidence := 1 + int(math.Floor(math.Pow(r.Float64(), 2.5)*40))
+	contra := 0
+	if r.IntN(4) == 0 {
+		contra = r.IntN(1 + evidence/2)
+	}
+	if r.IntN(12) == 0 { // a contested one: confidence below 0.5
+		contra = evidence + r.IntN(4)
+	}
+	w := r.IntN(100)
+	status := belief.StatusActive
+	for _, s := range beliefStatuses {
+		if w < s.w {
+			status = s.s
+			break
+		}
+		w -= s.w
+	}
+	created := g.o.now.Add(-time.Duration(math.Pow(r.Float64(), 1.3) * float64(365*24*time.Hour))).Truncate(time.Millisecond)
+	reinforced := created.Add(time.Duration(r.Float64() * float64(g.o.now.Sub(created)))).Truncate(time.Millisecond)
+	b := belief.Belief{
+		ID: g.id("bl_", i), Statement: stmt, Subject: v.tech.pick(), Predicate: v.verb.pick(),
+		Context: v.noun.pick() + " " + v.noun.pick(), Timeframe: belief.TimeCurrent,
+		Alpha: float64(1 + evidence - contra/2), Beta: float64(1 + contra),
+		Scope: episode.ScopeProject, Embedding: g.local.EmbedText(stmt), Embedder: g.name, Status: status,
+		EvidenceCount: evidence + contra, Stability: 1, CreatedAt: created, UpdatedAt: reinforced, LastReinforcedAt: reinforced,
+	}
+	if b.Alpha < 1 {
+		b.Alpha = 1
+	}
+	if r.IntN(10) == 0 {
+		b.Timeframe = belief.TimeAlways
+	}
+	if r.Float64() < g.o.beliefGlobalShare {
+		b.Scope = episode.ScopeGlobal
+	} else {
+		b.Project, b.ProjectPath = g.project(r)
+	}
+	b.PeakConfidence = math.Round(1000*b.Confidence()) / 1000
+	for n := min(evidence, 5); n > 0; n-- {
+		b.Supporting = append(b.Supporting, g.id("ep_", r.IntN(max(1, g.o.episodes))))
+	}
+	for n := min(contra, 3); n > 0; n-- {
+		b.Contradicting = append(b.Contradicting, g.id("ep_", r.IntN(max(1, g.o.episodes))))
+	}
+	if r.IntN(3) == 0 {
+		b.AccessCount = 1 + r.IntN(20)
+		b.LastAccessedAt = reinforced.Add(time.Duration(r.Float64() * float64(g.o.now.Sub(reinforced)))).Truncate(time.Millisecond)
+		b.Stability = math.Round(100*math.Min(365, 1+float64(b.AccessCount)*r.Float64()*2)) / 100
+	}
+	return b
+}
+
+func uuidOf(seed uint64, n int) string {
+	s := sha256.Sum256(fmt.Appendf(nil, "session/%d/%d", seed, n))
+	h := hex.EncodeToString(s[:16])
+	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
+}
+
+// cut shortens s to at most n bytes, at a space when there is one in the
+// last quarter, else on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if i := strings.LastIndexByte(s[:n], ' '); i > n*3/4 {
+		return strings.TrimRight(s[:i], " ;,:")
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return strings.TrimSpace(s[:n])
+}

@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/store"
+	_ "modernc.org/sqlite" // hits counts FTS matches with plain SQL
+)
+
+// promptInfo is what `storegen hits` finds out about one prompt on one store.
+type promptInfo struct {
+	Kind    string   `json:"kind"`
+	Prompt  string   `json:"prompt"`
+	Trivial bool     `json:"trivial"`
+	Terms   []string `json:"terms"`
+	// StopTerms is the number of stop terms in the recollection files the
+	// hook loads for the prompt's cwd; Match the FTS query the hook runs.
+	StopTerms int    `json:"stop_terms"`
+	Match     string `json:"fts_query"`
+	// Hits counts the FTS matches (the rows bm25 scores before LIMIT);
+	// VisibleHits those of the prompt's project and global scope.
+	Hits        int `json:"fts_hits"`
+	VisibleHits int `json:"fts_hits_visible"`
+	// Items is the number of items in the recollection files loaded.
+	Items int `json:"file_items"`
+	// Recalled: candidates past the relevance gate (episodes, beliefs).
+	RecalledEpisodes int `json:"recalled_episodes"`
+	RecalledBeliefs  int `json:"recalled_beliefs"`
+}
+
+// hits: storegen hits -home DIR [-out FILE] KIND=INPUT.json ...
+func hits(args []string) error {
+	fs := flag.NewFlagSet("hits", flag.ExitOnError)
+	home := fs.String("home", "", "ENGRAM_HOME of the store")
+	out := fs.String("out", "", "write the findings as JSON here too")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: storegen hits -home DIR [-out FILE] KIND=HOOK-INPUT.json ...")
+		fs.PrintDefaults()
+	}
+	fs.Parse(args)
+	if *home == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("hits: -home and at least one KIND=FILE are required")
+	}
+	ctx := context.Background()
+	dbPath := filepath.Join(*home, "memory.db")
+	raw, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	db, err := store.Open(ctx, dbPath, store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var infos []promptInfo
+	for _, a := range fs.Args() {
+		kind, file, ok := strings.Cut(a, "=")
+		if !ok {
+			return fmt.Errorf("hits: %q: want KIND=FILE", a)
+		}
+		var in struct {
+			SessionID string `json:"session_id"`
+			CWD       string `json:"cwd"`
+			Prompt    string `json:"prompt"`
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &in); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		p := promptInfo{Kind: kind, Prompt: in.Prompt, Trivial: recall.Trivial(in.Prompt), Terms: recall.Terms(in.Prompt)}
+		if p.Terms == nil {
+			p.Terms = []string{}
+		}
+		// The hook's cwd has no .git above it here: it is its own project root.
+		stop := map[string]bool{}
+		for _, path := range []string{recall.GlobalPath(*home), recall.ProjectPath(*home, in.CWD)} {
+			f, err := recall.Load(path)
+			if err != nil {
+				continue
+			}
+			p.Items += len(f.Items)
+			for _, t := range f.StopTerms {
+				stop[t] = true
+			}
+		}
+		p.StopTerms = len(stop)
+		r := recall.New(*home, db)
+		if !p.Trivial {
+			p.Match = recall.Match(p.Terms, stop, r.MaxTerms)
+		}
+		if p.Match != "" {
+			if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", p.Match).Scan(&p.Hits); err != nil {
+				return err
+			}
+			if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM episodes_fts JOIN episodes e ON e.seq = episodes_fts.rowid
+				WHERE episodes_fts MATCH ? AND (e.scope = 'global' OR e.project_path = ?)`, p.Match, in.CWD).Scan(&p.VisibleHits); err != nil {
+				return err
+			}
+		}
+		if !p.Trivial {
+			res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: in.CWD, Now: time.Now()})
+			p.RecalledEpisodes, p.RecalledBeliefs = len(res.Episodes), len(res.Beliefs)
+		}
+		infos = append(infos, p)
+		fmt.Printf("   %-10s terms %-3d fts hits %6d (visible %6d)  query: %s\n", kind, len(p.Terms), p.Hits, p.VisibleHits, p.Match)
+	}
+	if *out != "" {
+		b, _ := json.MarshalIndent(infos, "", "  ")
+		return os.WriteFile(*out, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+// A timing file is hyperfine's --export-json or, from the fallback loop,
+// one duration in nanoseconds per line (the format of bench/stop-hook.sh).
+func readTimes(path string) (times []float64, cpu float64, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if strings.HasSuffix(path, ".json") {
+		var h struct {
+			Results []struct {
+				Times  []float64 `json:"times"`
+				User   float64   `json:"user"`
+				System float64   `json:"system"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(b, &h); err != nil || len(h.Results) != 1 {
+			return nil, 0, fmt.Errorf("%s: not a hyperfine export of one command: %v", path, err)
+		}
+		return h.Results[0].Times, h.Results[0].User + h.Results[0].System, nil
+	}
+	for _, f := range strings.Fields(string(b)) {
+		ns, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		times = append(times, ns/1e9)
+	}
+	return times, 0, nil
+}
+
+func readRun(dir, name string) ([]float64, float64, error) {
+	var err error
+	for _, ext := range []string{".json", ".txt"} {
+		var t []float64
+		var cpu float64
+		t, cpu, err = readTimes(filepath.Join(dir, name+ext))
+		if !errors.Is(err, os.ErrNotExist) {
+			return t, cpu, err
+		}
+	}
+	return nil, 0, err
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// row is one store size and prompt kind, over the rounds.
+type row struct {
+	Size string `json:"size"`
+	Kind string `json:"prompt"`
+	Runs int    `json:"runs"`
+	// Medians over rounds of each round's median (the shell reference
+	// subtracted when the runs went through sh), and of each round's
+	// ratio hook/baseline (the baseline timed right before the hook).
+	MedianMS      float64   `json:"median_ms"`
+	BaselineMS    float64   `json:"baseline_median_ms"`
+	Ratio         float64   `json:"ratio_to_baseline"`
+	RatioPerRound []float64 `json:"ratio_per_round"`
+	CPUMS         float64   `json:"cpu_ms,omitempty"` // mean user+system per run (hyperfine)
+	// Growth against the 1k store: of the median ms, and of the ratio
+	// (less sensitive to load that changed between the two).
+	Growth      float64 `json:"growth_vs_first"`
+	RatioGrowth float64 `json:"ratio_growth_vs_first"`
+	// Output: whether the hook printed an answer with the long deadline;
+	// DefaultOK of DefaultRuns runs with the default deadline printed one.
+	Output      bool        `json:"output"`
+	DefaultOK   int         `json:"default_deadline_outputs"`
+	DefaultRuns int         `json:"default_deadline_runs"`
+	Info        *promptInfo `json:"prompt_info,omitempty"`
+}
+
+type sizeInfo struct {
+	Size        string  `json:"size"`
+	Episodes    int     `json:"episodes"`
+	Beliefs     int     `json:"beliefs"`
+	ImportSec   float64 `json:"import_seconds"`
+	GenerateSec float64 `json:"generate_seconds"`
+	JSONLBytes  int64   `json:"jsonl_bytes"`
+	DBBytes     int64   `json:"db_bytes"`
+	RecBytes    int64   `json:"recollection_bytes"`
+}
+
+// report: storegen report -raw DIR -out FILE -sizes 1k,10k,100k -kinds rare,common,...
+//
+// Layout of -raw: round<N>/<size>.<kind>[.baseline|.shell].json|.txt,
+// <size>.<kind>.output ("OUT DEFAULT_OK DEFAULT_RUNS"), <size>.hits.json
+// (storegen hits), <size>.size.json (sizeInfo).
+func report(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ExitOnError)
+	raw := fs.String("raw", "", "directory of the raw timings")
+	out := fs.String("out", "", "summary JSON to write")
+	sizesF := fs.String("sizes", "1k,10k,100k", "store sizes, the first is the growth reference")
+	kindsF := fs.String("kinds", "rare,common,unrelated,trivial", "prompt kinds")
+	tool := fs.String("tool", "", "how the runs were timed (for the record)")
+	floor := fs.Float64("floor-target", 3, "largest store: allowed multiple of the baseline")
+	growth := fs.Float64("growth-target", 1.3, "allowed growth from the first size to the last")
+	fs.Parse(args)
+	sizes, kinds := strings.Split(*sizesF, ","), strings.Split(*kindsF, ",")
+	rounds, _ := filepath.Glob(filepath.Join(*raw, "round*"))
+	if len(rounds) == 0 {
+		return fmt.Errorf("no rounds under %s", *raw)
+	}
+	var rows []row
+	var notes []string
+	var baseAll []float64
+	first := map[string]row{}
+	for _, size := range sizes {
+		var infos []promptInfo
+		if b, err := os.ReadFile(filepath.Join(*raw, size+".hits.json")); err == nil {
+			json.Unmarshal(b, &infos)
+		}
+		for _, kind := range kinds {
+			rw := row{Size: size, Kind: kind}
+			var ms, base, cpu []float64
+			for _, rd := range rounds {
+				name := size + "." + kind
+				ct, ccpu, err := readRun(rd, name)
+				if errors.Is(err, os.ErrNotExist) {
+					continue
+				} else if err != nil {
+					return err
+				}
+				bt, _, err := readRun(rd, name+".baseline")
+				if err != nil {
+					return fmt.Errorf("%s %s: baseline: %w", rd, name, err)
+				}
+				c, bl := median(ct)*1e3, median(bt)*1e3
+				var shell, scpu float64
+				if st, sc, err := readRun(rd, name+".shell"); err == nil {
+					shell, scpu = median(st)*1e3, sc*1e3
+				}
+				if bl-shell <= 0 {
+					notes = append(notes, fmt.Sprintf("%s %s: shell reference %.2f ms >= baseline %.2f ms: not subtracted", filepath.Base(rd), name, shell, bl))
+					shell, scpu = 0, 0
+				}
+				rw.Runs += len(ct)
+				ms = append(ms, c-shell)
+				base = append(base, bl-shell)
+				rw.RatioPerRound = append(rw.RatioPerRound, (c-shell)/(bl-shell))
+				if ccpu > 0 {
+					cpu = append(cpu, ccpu*1e3-scpu)
+				}
+			}
+			if len(ms) == 0 {
+				continue
+			}
+			baseAll = append(baseAll, base...)
+			rw.MedianMS, rw.BaselineMS, rw.Ratio, rw.CPUMS = median(ms), median(base), median(rw.RatioPerRound), median(cpu)
+			if b, err := os.ReadFile(filepath.Join(*raw, name(size, kind)+".output")); err == nil {
+				f := strings.Fields(string(b))
+				if len(f) == 3 {
+					rw.Output = f[0] == "1"
+					rw.DefaultOK, _ = strconv.Atoi(f[1])
+					rw.DefaultRuns, _ = strconv.Atoi(f[2])
+				}
+			}
+			for i := range infos {
+				if infos[i].Kind == kind {
+					rw.Info = &infos[i]
+				}
+			}
+			if f, ok := first[kind]; ok {
+				rw.Growth, rw.RatioGrowth = rw.MedianMS/f.MedianMS, rw.Ratio/f.Ratio
+			} else {
+				first[kind] = rw
+				rw.Growth, rw.RatioGrowth = 1, 1
+			}
+			rows = append(rows, rw)
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("no timings under %s", *raw)
+	}
+	var sinfo []sizeInfo
+	for _, size := range sizes {
+		var si sizeInfo
+		if b, err := os.ReadFile(filepath.Join(*raw, size+".size.json")); err == nil && json.Unmarshal(b, &si) == nil {
+			sinfo = append(sinfo, si)
+		}
+	}
+
+	fmt.Printf("baseline (hello-world Go reading stdin): median %.2f ms over %d rounds × prompts\n\n", median(baseAll), len(baseAll))
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "size\tprompt\tfts hits (visible)\tmedian ms\tbaseline ms\tx baseline\tper round\tcpu ms\tgrowth vs "+sizes[0]+"\t(ratio growth)\toutput\tdefault deadline\t")
+	for _, r := range rows {
+		h := "-"
+		if r.Info != nil && r.Info.Match != "" {
+			h = fmt.Sprintf("%d (%d)", r.Info.Hits, r.Info.VisibleHits)
+		}
+		var pr []string
+		for _, x := range r.RatioPerRound {
+			pr = append(pr, fmt.Sprintf("%.2f", x))
+		}
+		outS := "no"
+		if r.Output {
+			outS = "yes"
+		}
+		def := "-"
+		if r.DefaultRuns > 0 {
+			def = fmt.Sprintf("%d/%d printed", r.DefaultOK, r.DefaultRuns)
+		}
+		cpu := "-"
+		if r.CPUMS > 0 {
+			cpu = fmt.Sprintf("%.1f", r.CPUMS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.2f\t(%.2f)\t%s\t%s\t\n", r.Size, r.Kind, h, r.MedianMS, r.BaselineMS,
+			r.Ratio, strings.Join(pr, " "), cpu, r.Growth, r.RatioGrowth, outS, def)
+	}
+	tw.Flush()
+
+	last := sizes[len(sizes)-1]
+	fmt.Printf("\ntargets (issue): median <= %gx the floor at %s; <= %gx growth %s -> %s\n", *floor, last, *growth, sizes[0], last)
+	type verdict struct {
+		Kind        string  `json:"prompt"`
+		Ratio       float64 `json:"ratio_at_last"`
+		Growth      float64 `json:"growth"`
+		RatioGrowth float64 `json:"ratio_growth"`
+		FloorMet    bool    `json:"floor_met"`
+		GrowthMet   bool    `json:"growth_met"`
+	}
+	var verdicts []verdict
+	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "prompt\tx baseline at %s\t<= %g?\tgrowth %s->%s (ratio growth)\t<= %g?\t\n", last, *floor, sizes[0], last, *growth)
+	for _, r := range rows {
+		if r.Size != last {
+			continue
+		}
+		v := verdict{Kind: r.Kind, Ratio: r.Ratio, Growth: r.Growth, RatioGrowth: r.RatioGrowth,
+			FloorMet: r.Ratio <= *floor, GrowthMet: r.Growth <= *growth}
+		verdicts = append(verdicts, v)
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f (%.2f)\t%s\t\n", r.Kind, v.Ratio, yesNo(v.FloorMet), v.Growth, v.RatioGrowth, yesNo(v.GrowthMet))
+	}
+	tw.Flush()
+	if len(sinfo) > 0 {
+		fmt.Println("\nstores (engram-worker import: validate, insert in one transaction, rebuild the recollection files)")
+		tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "size\tepisodes\tbeliefs\tjsonl MB\tgenerate s\timport s\tmemory.db MB\trecall/*.rec KB\t")
+		for _, s := range sinfo {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", s.Size, s.Episodes, s.Beliefs, float64(s.JSONLBytes)/1e6,
+				s.GenerateSec, s.ImportSec, float64(s.DBBytes)/1e6, float64(s.RecBytes)/1e3)
+		}
+		tw.Flush()
+	}
+	for _, n := range notes {
+		fmt.Fprintln(os.Stderr, n)
+	}
+	if *out == "" {
+		return nil
+	}
+	host, _ := os.Hostname()
+	b, _ := json.MarshalIndent(map[string]any{
+		"time": time.Now().UTC().Format(time.RFC3339), "host": host, "tool": *tool, "baseline_median_ms": median(baseAll),
+		"floor_target": *floor, "growth_target": *growth, "rows": rows, "verdicts": verdicts, "stores": sinfo, "notes": notes,
+	}, "", "  ")
+	return os.WriteFile(*out, append(b, '\n'), 0o644)
+}
+
+func name(size, kind string) string { return size + "." + kind }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
