@@ -195,3 +195,36 @@ func (db *DB) SurfaceableBeliefs(ctx context.Context, min float64) ([]BeliefCard
 	}
 	return out, rows.Err()
 }
+
+// SessionAnchor is the latest episode of a recently active session.
+type SessionAnchor struct {
+	SessionID   string
+	ProjectPath string
+	EpisodeID   string
+}
+
+// RecentSessionAnchors returns, for each session active since the given
+// time, the episode of its latest ingested capture.
+func (db *DB) RecentSessionAnchors(ctx context.Context, since time.Time) ([]SessionAnchor, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT s.session_id, s.project_path,
+		(SELECT c.episode_id FROM captures c WHERE c.session_id = s.session_id AND c.status = 'done' AND c.episode_id != ''
+		 ORDER BY c.byte_start DESC LIMIT 1)
+		FROM sessions s WHERE s.last_activity_at >= ?`, ms(since))
+	if err != nil {
+		return nil, fmt.Errorf("store: session anchors: %w", err)
+	}
+	defer rows.Close()
+	var out []SessionAnchor
+	for rows.Next() {
+		var a SessionAnchor
+		var ep sql.NullString
+		if err := rows.Scan(&a.SessionID, &a.ProjectPath, &ep); err != nil {
+			return nil, err
+		}
+		if ep.Valid && ep.String != "" {
+			a.EpisodeID = ep.String
+			out = append(out, a)
+		}
+	}
+	return out, rows.Err()
+}

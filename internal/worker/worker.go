@@ -42,6 +42,7 @@ type Stats struct {
 	Ingest        ingest.Stats      `json:"ingest"`
 	Accesses      int               `json:"accesses"`
 	Recall        recall.BuildStats `json:"recall"`
+	Neighbours    int               `json:"neighbour_files"`
 	Millis        int64             `json:"ms"`
 }
 
@@ -82,7 +83,11 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	if st.Recall, err = recall.Build(ctx, db, cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
 		return st, fmt.Errorf("recollections: %w", err)
 	}
-	recall.CleanSessionFiles(cfg.Home, 7*24*time.Hour, time.Now())
+	now := time.Now()
+	if st.Neighbours, err = recall.BuildNeighbours(ctx, db, cfg.Home, comp.Embedder.Name(), now.Add(-24*time.Hour), now); err != nil {
+		return st, fmt.Errorf("session neighbours: %w", err)
+	}
+	recall.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
 	return st, nil
 }
 

@@ -1,0 +1,87 @@
+package recall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/hookio"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Neighbours is how many episodes a session's neighbours file holds.
+const Neighbours = 10
+
+// BuildNeighbours writes, for every session active since the given time, the
+// episodes nearest its latest exchange by the configured embedder (remote
+// when one is configured): the prompt hook then gets semantic neighbours
+// without any network call. It returns how many files it wrote.
+func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderName string, since, now time.Time) (int, error) {
+	anchors, err := db.RecentSessionAnchors(ctx, since)
+	if err != nil || len(anchors) == 0 {
+		return 0, err
+	}
+	rows, err := db.EpisodeVectors(ctx, embedderName)
+	if err != nil {
+		return 0, err
+	}
+	byID := make(map[string]int, len(rows))
+	for i, r := range rows {
+		byID[r.ID] = i
+	}
+	local := embed.NewLocal()
+	n := 0
+	for _, a := range anchors {
+		if hookio.ValidSessionID(a.SessionID) != nil {
+			continue // it names a file
+		}
+		i, ok := byID[a.EpisodeID]
+		if !ok {
+			continue // the anchor was made by another embedder or forgotten
+		}
+		q := rows[i].Vector
+		type hit struct {
+			idx int
+			sim float32
+		}
+		var hits []hit
+		for j, r := range rows {
+			if j == i || !(r.Scope == episode.ScopeGlobal || r.ProjectPath == a.ProjectPath) {
+				continue
+			}
+			if s := embed.Cosine(q, r.Vector); s > 0.3 {
+				hits = append(hits, hit{j, s})
+			}
+		}
+		sort.Slice(hits, func(x, y int) bool { return hits[x].sim > hits[y].sim })
+		if len(hits) > Neighbours {
+			hits = hits[:Neighbours]
+		}
+		f := &File{Embedder: local.Name(), CreatedAt: now, Scope: "session", ProjectPath: a.ProjectPath, SessionID: a.SessionID}
+		for _, h := range hits {
+			e, err := db.GetEpisode(ctx, rows[h.idx].ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return n, err
+			}
+			it := EpisodeItem(e)
+			if e.Embedder == local.Name() {
+				it.Vec = e.Embedding
+			} else {
+				it.Vec = local.EmbedText(e.Summary)
+			}
+			f.Items = append(f.Items, it)
+		}
+		if err := Save(SessionPath(home, a.SessionID), f); err != nil {
+			return n, fmt.Errorf("write neighbours of %s: %w", a.SessionID, err)
+		}
+		n++
+	}
+	return n, nil
+}
