@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"forget":    {"remove an episode or a belief (ep_… or bl_…) with its index entries", cmdForget},
 	"export":    {"write episodes and beliefs as JSON Lines", cmdExport},
 	"import":    {"read a JSON Lines export; a bad line stores nothing", cmdImport},
+	"doctor":    {"check the installation, the hooks, the scheduler, the database and the LLM endpoint", cmdDoctor},
 	"setup":     {"install the hooks, the CLAUDE.md import line and the scheduler (idempotent)", cmdSetup},
 	"uninstall": {"remove what setup added; --purge also deletes the data", cmdUninstall},
 	"sweep":     {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},

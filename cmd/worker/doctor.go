@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/setup"
+	"github.com/engram-memory/engram/internal/spool"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// check is one finding of doctor.
+type check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, warn, fail
+	Detail string `json:"detail"`
+}
+
+func cmdDoctor(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("doctor", e.stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var checks []check
+	add := func(name, status, format string, a ...any) {
+		checks = append(checks, check{name, status, fmt.Sprintf(format, a...)})
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		add("configuration", "fail", "%v", err)
+		return report(e, checks, *asJSON)
+	}
+	add("configuration", "ok", "ENGRAM_HOME=%s CLAUDE_CONFIG_DIR=%s", cfg.Home, cfg.ClaudeConfigDir)
+
+	// Binaries on PATH and the hooks Claude Code will run.
+	for _, b := range []string{setup.WorkerBinary, setup.StopBinary, setup.UserPromptBinary} {
+		if p, err := exec.LookPath(b); err == nil {
+			add("binary "+b, "ok", "%s", p)
+		} else {
+			add("binary "+b, "warn", "not on PATH (the hooks use absolute paths, so this only matters for you)")
+		}
+	}
+	settingsPath := filepath.Join(cfg.ClaudeConfigDir, "settings.json")
+	settings, err := readSettings(settingsPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		add("hooks", "fail", "%s does not exist: run engram-worker setup", settingsPath)
+	case err != nil:
+		add("hooks", "fail", "%s: %v", settingsPath, err)
+	default:
+		for _, h := range [][2]string{{"UserPromptSubmit", setup.UserPromptBinary}, {"Stop", setup.StopBinary}} {
+			event, bin := h[0], h[1]
+			cmds := hookCommands(settings, event, bin)
+			switch {
+			case len(cmds) == 0:
+				add("hook "+event, "fail", "no %s hook in %s: run engram-worker setup", bin, settingsPath)
+			case len(cmds) > 1:
+				add("hook "+event, "warn", "%d copies of the %s hook: %s", len(cmds), bin, strings.Join(cmds, ", "))
+			default:
+				path := strings.Fields(cmds[0])[0]
+				if st, err := os.Stat(path); err != nil || st.Mode()&0o111 == 0 {
+					add("hook "+event, "fail", "%s is not an executable file", path)
+				} else {
+					add("hook "+event, "ok", "%s", path)
+				}
+			}
+		}
+		if v, ok := settings["autoMemoryEnabled"].(bool); ok && !v {
+			add("auto-memory", "warn", "autoMemoryEnabled is false in %s: Claude Code will not load project MEMORY.md files", settingsPath)
+		}
+	}
+	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
+		add("auto-memory", "warn", "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code will not load project MEMORY.md files")
+	}
+
+	// Scheduler.
+	if out, err := exec.CommandContext(ctx, "systemctl", "--user", "is-active", setup.TimerName).Output(); err == nil {
+		add("scheduler", "ok", "systemd timer %s is %s", setup.TimerName, strings.TrimSpace(string(out)))
+	} else if _, lerr := exec.LookPath("launchctl"); lerr == nil {
+		add("scheduler", "ok", "launchd (check with: launchctl print gui/%d/%s)", os.Getuid(), setup.DefaultLaunchdLabel)
+	} else {
+		add("scheduler", "warn", "no active systemd timer; if you use cron, check crontab -l for engram-worker")
+	}
+
+	// Store.
+	db, err := store.Open(ctx, cfg.DBPath(), store.Options{MustExist: true})
+	if err != nil {
+		add("database", "fail", "%s: %v (engram-worker run creates it)", cfg.DBPath(), err)
+	} else {
+		defer db.Close()
+		if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
+			add("database", "fail", "quick_check: %s %v", res, err)
+		} else {
+			v, _ := db.UserVersion(ctx)
+			add("database", "ok", "%s, schema %d, quick_check ok", cfg.DBPath(), v)
+		}
+		if run, ok, err := db.LastRun(ctx, ""); err == nil && ok {
+			age := time.Since(run.FinishedAt).Round(time.Minute)
+			status := "ok"
+			if age > 2*time.Hour {
+				status = "warn"
+			}
+			if run.Error != "" {
+				status = "warn"
+			}
+			add("last run", status, "%s ago %s", age, run.Error)
+		} else {
+			add("last run", "warn", "the worker has never run: engram-worker run")
+		}
+		if counts, err := db.CaptureCounts(ctx); err == nil && counts[store.CaptureFailed] > 0 {
+			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
+		}
+	}
+	if files, err := spool.List(cfg.SpoolDir()); err == nil && len(files) > 0 {
+		add("spool", "warn", "%d captures wait in %s (the next run stores them)", len(files), cfg.SpoolDir())
+	} else {
+		add("spool", "ok", "empty")
+	}
+
+	// LLM endpoint.
+	if cfg.LLMBaseURL != "" {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		req, _ := http.NewRequestWithContext(cctx, http.MethodGet, strings.TrimRight(cfg.LLMBaseURL, "/")+"/models", nil)
+		if cfg.LLMAPIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+cfg.LLMAPIKey)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err != nil {
+			add("llm", "fail", "%s unreachable: %v (the local extractor is used instead)", cfg.LLMBaseURL, err)
+		} else {
+			resp.Body.Close()
+			status := "ok"
+			if resp.StatusCode >= 400 {
+				status = "warn"
+			}
+			add("llm", status, "%s answered %s", cfg.LLMBaseURL, resp.Status)
+		}
+	}
+	return report(e, checks, *asJSON)
+}
+
+func report(e *env, checks []check, asJSON bool) error {
+	failed := 0
+	for _, c := range checks {
+		if c.Status == "fail" {
+			failed++
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(checks); err != nil {
+			return err
+		}
+	} else {
+		for _, c := range checks {
+			fmt.Fprintf(e.stdout, "%-4s %-24s %s\n", c.Status, c.Name, c.Detail)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d problem(s) found", failed)
+	}
+	return nil
+}
+
+func readSettings(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	return m, nil
+}
+
+// hookCommands lists the commands of an event's hooks that run bin.
+func hookCommands(settings map[string]any, event, bin string) []string {
+	hooks, _ := settings["hooks"].(map[string]any)
+	groups, _ := hooks[event].([]any)
+	var out []string
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		list, _ := gm["hooks"].([]any)
+		for _, h := range list {
+			hm, _ := h.(map[string]any)
+			cmd, _ := hm["command"].(string)
+			if f := strings.Fields(cmd); len(f) > 0 && filepath.Base(f[0]) == bin {
+				out = append(out, cmd)
+			}
+		}
+	}
+	return out
+}
