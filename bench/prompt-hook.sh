@@ -28,6 +28,8 @@
 #   WARMUP (3); DEFAULT_RUNS (10); FLOOR_TARGET (3); GROWTH_TARGET (1.3);
 #   KEEP=1 keeps the work directory (its homes/<size> can then be given to
 #   the Go benchmarks: ENGRAM_BENCH_HOME=... go test ./internal/recall -bench .);
+#   REUSE=DIR times the stores of an earlier KEEP=1 run's work directory DIR
+#   again (no generation, no import; its import figures are reported);
 #   NO_HYPERFINE=1 forces the bash loop.
 # Timing uses hyperfine (Debian/Ubuntu: sudo apt-get install -y hyperfine;
 # or cargo install hyperfine); without it, a bash loop.
@@ -86,27 +88,36 @@ echo "== stores ($BELIEFS beliefs, $PROJECTS projects, seed $SEED)"
 for size in $SIZES; do
 	n=$((${size%k} * 1000))
 	home=$work/homes/$size
-	mkdir -p "$home"
-	jsonl=$work/$size.jsonl
-	now_us
-	t0=$now
-	"$storegen" -episodes "$n" -beliefs "$BELIEFS" -projects "$PROJECTS" -seed "$SEED" >"$jsonl"
-	now_us
-	gen_us=$((now - t0))
-	t0=$now
-	ENGRAM_HOME=$home "$work/bin/engram-worker" import "$jsonl" >/dev/null
-	now_us
-	imp_us=$((now - t0))
-	jsonl_bytes=$(stat -c %s "$jsonl")
-	db_bytes=$(($(stat -c %s "$home/memory.db") + $(stat -c %s "$home/memory.db-wal" 2>/dev/null || echo 0)))
-	rec_bytes=$(cat "$home"/recall/*.rec | wc -c)
-	printf '{"size":"%s","episodes":%d,"beliefs":%d,"generate_seconds":%s,"import_seconds":%s,"jsonl_bytes":%d,"db_bytes":%d,"recollection_bytes":%d}\n' \
-		"$size" "$n" "$BELIEFS" "$(awk -v u=$gen_us 'BEGIN{print u/1e6}')" "$(awk -v u=$imp_us 'BEGIN{print u/1e6}')" \
-		"$jsonl_bytes" "$db_bytes" "$rec_bytes" >"$work/raw/$size.size.json"
-	printf '   %-5s %7d episodes: generated %.1f s (%.0f MB), imported %.1f s (memory.db %.0f MB, recollection files %.0f KB)\n' \
-		"$size" "$n" "$(awk -v u=$gen_us 'BEGIN{print u/1e6}')" "$(awk -v b=$jsonl_bytes 'BEGIN{print b/1e6}')" \
-		"$(awk -v u=$imp_us 'BEGIN{print u/1e6}')" "$(awk -v b=$db_bytes 'BEGIN{print b/1e6}')" "$(awk -v b=$rec_bytes 'BEGIN{print b/1e3}')"
-	rm -f "$jsonl"
+	if [[ -n ${REUSE:-} ]]; then
+		# The stores of an earlier run, as they were imported (the runs'
+		# injected-ids files are removed before every timed run).
+		home=$REUSE/homes/$size
+		ln -s "$home" "$work/homes/$size"
+		cp "$REUSE/raw/$size.size.json" "$work/raw/"
+		echo "   $size: reusing $home"
+	else
+		mkdir -p "$home"
+		jsonl=$work/$size.jsonl
+		now_us
+		t0=$now
+		"$storegen" -episodes "$n" -beliefs "$BELIEFS" -projects "$PROJECTS" -seed "$SEED" >"$jsonl"
+		now_us
+		gen_us=$((now - t0))
+		t0=$now
+		ENGRAM_HOME=$home "$work/bin/engram-worker" import "$jsonl" >/dev/null
+		now_us
+		imp_us=$((now - t0))
+		jsonl_bytes=$(stat -c %s "$jsonl")
+		db_bytes=$(($(stat -c %s "$home/memory.db") + $(stat -c %s "$home/memory.db-wal" 2>/dev/null || echo 0)))
+		rec_bytes=$(cat "$home"/recall/*.rec | wc -c)
+		printf '{"size":"%s","episodes":%d,"beliefs":%d,"generate_seconds":%s,"import_seconds":%s,"jsonl_bytes":%d,"db_bytes":%d,"recollection_bytes":%d}\n' \
+			"$size" "$n" "$BELIEFS" "$(awk -v u=$gen_us 'BEGIN{print u/1e6}')" "$(awk -v u=$imp_us 'BEGIN{print u/1e6}')" \
+			"$jsonl_bytes" "$db_bytes" "$rec_bytes" >"$work/raw/$size.size.json"
+		printf '   %-5s %7d episodes: generated %.1f s (%.0f MB), imported %.1f s (memory.db %.0f MB, recollection files %.0f KB)\n' \
+			"$size" "$n" "$(awk -v u=$gen_us 'BEGIN{print u/1e6}')" "$(awk -v b=$jsonl_bytes 'BEGIN{print b/1e6}')" \
+			"$(awk -v u=$imp_us 'BEGIN{print u/1e6}')" "$(awk -v b=$db_bytes 'BEGIN{print b/1e6}')" "$(awk -v b=$rec_bytes 'BEGIN{print b/1e3}')"
+		rm -f "$jsonl"
+	fi
 	args=()
 	for k in "${kinds[@]}"; do args+=("$k=$work/inputs/$k.json"); done
 	"$storegen" hits -home "$home" -out "$work/raw/$size.hits.json" "${args[@]}"
@@ -165,13 +176,14 @@ time_case() {
 		--command-name "$name" --export-json "$out.json")
 	case $mode in
 	input)
-		"${hf[@]}" --input "$input" "$bin" >/dev/null
+		"${hf[@]}" --input "$input" "$bin" >/dev/null 2>"$out.stderr" || { cat "$out.stderr" >&2; return 1; }
 		;;
 	sh)
 		if [[ $bin == - ]]; then
-			"${hf[@]}" "sh -c ': <\"\$0\"' $(printf %q "$input")" >/dev/null
+			"${hf[@]}" "sh -c ': <\"\$0\"' $(printf %q "$input")" >/dev/null 2>"$out.stderr" || { cat "$out.stderr" >&2; return 1; }
 		else
-			"${hf[@]}" "sh -c 'exec \"\$0\" <\"\$1\"' $(printf '%q %q' "$bin" "$input")" >/dev/null
+			"${hf[@]}" "sh -c 'exec \"\$0\" <\"\$1\"' $(printf '%q %q' "$bin" "$input")" >/dev/null 2>"$out.stderr" ||
+				{ cat "$out.stderr" >&2; return 1; }
 		fi
 		;;
 	loop)

@@ -196,11 +196,17 @@ type row struct {
 	BaselineMS    float64   `json:"baseline_median_ms"`
 	Ratio         float64   `json:"ratio_to_baseline"`
 	RatioPerRound []float64 `json:"ratio_per_round"`
-	CPUMS         float64   `json:"cpu_ms,omitempty"` // mean user+system per run (hyperfine)
-	// Growth against the 1k store: of the median ms, and of the ratio
-	// (less sensitive to load that changed between the two).
+	// Mean user+system time per run (hyperfine only), the shell's less: it
+	// does not count waiting for a CPU, which wall time does on a shared
+	// machine.
+	CPUMS         float64 `json:"cpu_ms,omitempty"`
+	BaselineCPUMS float64 `json:"baseline_cpu_ms,omitempty"`
+	// Growth against the first (smallest) store: of the median ms, of the
+	// ratio (less sensitive to load that changed between the two), and of
+	// the CPU time.
 	Growth      float64 `json:"growth_vs_first"`
 	RatioGrowth float64 `json:"ratio_growth_vs_first"`
+	CPUGrowth   float64 `json:"cpu_growth_vs_first,omitempty"`
 	// Output: whether the hook printed an answer with the long deadline;
 	// DefaultOK of DefaultRuns runs with the default deadline printed one.
 	Output      bool        `json:"output"`
@@ -251,7 +257,7 @@ func report(args []string) error {
 		}
 		for _, kind := range kinds {
 			rw := row{Size: size, Kind: kind}
-			var ms, base, cpu []float64
+			var ms, base, cpu, bcpu []float64
 			for _, rd := range rounds {
 				name := size + "." + kind
 				ct, ccpu, err := readRun(rd, name)
@@ -260,7 +266,7 @@ func report(args []string) error {
 				} else if err != nil {
 					return err
 				}
-				bt, _, err := readRun(rd, name+".baseline")
+				bt, btcpu, err := readRun(rd, name+".baseline")
 				if err != nil {
 					return fmt.Errorf("%s %s: baseline: %w", rd, name, err)
 				}
@@ -279,13 +285,15 @@ func report(args []string) error {
 				rw.RatioPerRound = append(rw.RatioPerRound, (c-shell)/(bl-shell))
 				if ccpu > 0 {
 					cpu = append(cpu, ccpu*1e3-scpu)
+					bcpu = append(bcpu, btcpu*1e3-scpu)
 				}
 			}
 			if len(ms) == 0 {
 				continue
 			}
 			baseAll = append(baseAll, base...)
-			rw.MedianMS, rw.BaselineMS, rw.Ratio, rw.CPUMS = median(ms), median(base), median(rw.RatioPerRound), median(cpu)
+			rw.MedianMS, rw.BaselineMS, rw.Ratio = median(ms), median(base), median(rw.RatioPerRound)
+			rw.CPUMS, rw.BaselineCPUMS = median(cpu), median(bcpu)
 			if b, err := os.ReadFile(filepath.Join(*raw, name(size, kind)+".output")); err == nil {
 				f := strings.Fields(string(b))
 				if len(f) == 3 {
@@ -301,9 +309,15 @@ func report(args []string) error {
 			}
 			if f, ok := first[kind]; ok {
 				rw.Growth, rw.RatioGrowth = rw.MedianMS/f.MedianMS, rw.Ratio/f.Ratio
+				if f.CPUMS > 0 {
+					rw.CPUGrowth = rw.CPUMS / f.CPUMS
+				}
 			} else {
 				first[kind] = rw
 				rw.Growth, rw.RatioGrowth = 1, 1
+				if rw.CPUMS > 0 {
+					rw.CPUGrowth = 1
+				}
 			}
 			rows = append(rows, rw)
 		}
@@ -321,7 +335,8 @@ func report(args []string) error {
 
 	fmt.Printf("baseline (hello-world Go reading stdin): median %.2f ms over %d rounds × prompts\n\n", median(baseAll), len(baseAll))
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "size\tprompt\tfts hits (visible)\tmedian ms\tbaseline ms\tx baseline\tper round\tcpu ms\tgrowth vs "+sizes[0]+"\t(ratio growth)\toutput\tdefault deadline\t")
+	fmt.Fprintln(tw, "size\tprompt\tfts hits (visible)\tmedian ms\tbaseline ms\tx baseline\tper round\tcpu ms\tbase cpu ms\tgrowth vs "+sizes[0]+
+		"\t(ratio growth)\t(cpu growth)\toutput\tdefault deadline\t")
 	for _, r := range rows {
 		h := "-"
 		if r.Info != nil && r.Info.Match != "" {
@@ -339,12 +354,12 @@ func report(args []string) error {
 		if r.DefaultRuns > 0 {
 			def = fmt.Sprintf("%d/%d printed", r.DefaultOK, r.DefaultRuns)
 		}
-		cpu := "-"
+		cpu, bcpu, cg := "-", "-", "-"
 		if r.CPUMS > 0 {
-			cpu = fmt.Sprintf("%.1f", r.CPUMS)
+			cpu, bcpu, cg = fmt.Sprintf("%.1f", r.CPUMS), fmt.Sprintf("%.1f", r.BaselineCPUMS), fmt.Sprintf("%.2f", r.CPUGrowth)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.2f\t(%.2f)\t%s\t%s\t\n", r.Size, r.Kind, h, r.MedianMS, r.BaselineMS,
-			r.Ratio, strings.Join(pr, " "), cpu, r.Growth, r.RatioGrowth, outS, def)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t(%.2f)\t(%s)\t%s\t%s\t\n", r.Size, r.Kind, h, r.MedianMS, r.BaselineMS,
+			r.Ratio, strings.Join(pr, " "), cpu, bcpu, r.Growth, r.RatioGrowth, cg, outS, def)
 	}
 	tw.Flush()
 
@@ -355,20 +370,22 @@ func report(args []string) error {
 		Ratio       float64 `json:"ratio_at_last"`
 		Growth      float64 `json:"growth"`
 		RatioGrowth float64 `json:"ratio_growth"`
+		CPUGrowth   float64 `json:"cpu_growth,omitempty"`
 		FloorMet    bool    `json:"floor_met"`
 		GrowthMet   bool    `json:"growth_met"`
 	}
 	var verdicts []verdict
 	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "prompt\tx baseline at %s\t<= %g?\tgrowth %s->%s (ratio growth)\t<= %g?\t\n", last, *floor, sizes[0], last, *growth)
+	fmt.Fprintf(tw, "prompt\tx baseline at %s\t<= %g?\tgrowth %s->%s (ratio growth) (cpu growth)\t<= %g?\t\n", last, *floor, sizes[0], last, *growth)
 	for _, r := range rows {
 		if r.Size != last {
 			continue
 		}
-		v := verdict{Kind: r.Kind, Ratio: r.Ratio, Growth: r.Growth, RatioGrowth: r.RatioGrowth,
+		v := verdict{Kind: r.Kind, Ratio: r.Ratio, Growth: r.Growth, RatioGrowth: r.RatioGrowth, CPUGrowth: r.CPUGrowth,
 			FloorMet: r.Ratio <= *floor, GrowthMet: r.Growth <= *growth}
 		verdicts = append(verdicts, v)
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f (%.2f)\t%s\t\n", r.Kind, v.Ratio, yesNo(v.FloorMet), v.Growth, v.RatioGrowth, yesNo(v.GrowthMet))
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f (%.2f) (%.2f)\t%s\t\n", r.Kind, v.Ratio, yesNo(v.FloorMet), v.Growth, v.RatioGrowth, v.CPUGrowth,
+			yesNo(v.GrowthMet))
 	}
 	tw.Flush()
 	if len(sinfo) > 0 {
