@@ -13,7 +13,7 @@
 #              every match before LIMIT
 #   unrelated  terms in no episode
 #   trivial    "yes": the hook returns before opening anything
-# Every timed run starts with no injected-ids file (hyperfine --prepare
+# Every timed run starts with no injected-ids file (the runs' --prepare
 # deletes them), so nothing is suppressed, and ENGRAM_PROMPT_HOOK_DEADLINE=5s
 # so that no run is cut short. Whether the hook prints an answer is also
 # checked with the default deadline (150ms), DEFAULT_RUNS runs per case.
@@ -23,16 +23,16 @@
 #
 # Usage: bash bench/prompt-hook.sh
 # Environment: SIZES ("1k 10k 100k"), BELIEFS (5000), PROJECTS (4), SEED (1);
-#   ROUNDS (3) rounds over every size and prompt, each case timed right
-#   after its own baseline; RUNS (20) timed runs per case and round;
+#   ROUNDS (3) rounds over every size and prompt, each case timed next to
+#   its own baseline; RUNS (20) timed runs per case and round;
 #   WARMUP (3); DEFAULT_RUNS (10); FLOOR_TARGET (3); GROWTH_TARGET (1.3);
 #   KEEP=1 keeps the work directory (its homes/<size> can then be given to
 #   the Go benchmarks: ENGRAM_BENCH_HOME=... go test ./internal/recall -bench .);
 #   REUSE=DIR times the stores of an earlier KEEP=1 run's work directory DIR
 #   again (no generation, no import; its import figures are reported);
-#   NO_HYPERFINE=1 forces the bash loop.
-# Timing uses hyperfine (Debian/Ubuntu: sudo apt-get install -y hyperfine;
-# or cargo install hyperfine); without it, a bash loop.
+#   MODE (auto, hyperfine, hyperfine-sh, loop: see "How to time" below).
+# Timing uses hyperfine >= 1.16 (sudo apt-get install -y hyperfine on Debian
+# trixie / Ubuntu 24.04+, or cargo install hyperfine); otherwise a bash loop.
 # Results: a table on stdout, and bench/out/prompt-hook-<time>.json.
 set -euo pipefail
 
@@ -145,61 +145,117 @@ for size in $SIZES; do
 	done
 done
 
-if [[ ${NO_HYPERFINE:-0} != 1 ]] && command -v hyperfine >/dev/null; then
-	tool="hyperfine $(hyperfine --version | awk '{print $2}')"
-	if hyperfine --help | grep -q -- '--input'; then
-		# hyperfine >= 1.16 feeds stdin itself: no shell in the measurement.
-		mode=input
-		tool+=" (-N --input)"
-	else
-		# Older hyperfine (Debian bookworm has 1.15) gives commands no stdin
-		# without a shell: every command runs as sh -c 'exec BIN <INPUT'
-		# without hyperfine's shell, and a reference case (sh -c ': <INPUT')
-		# is timed too; the report subtracts its median (as stop-hook.sh).
-		mode=sh
-		tool+=" (-N, sh -c 'exec BIN <INPUT', median of sh -c ': <INPUT' subtracted)"
-	fi
-else
-	tool="bash loop (EPOCHREALTIME or date +%s%N); install hyperfine for better figures: sudo apt-get install -y hyperfine"
-	mode=loop
-	echo "hyperfine not found: timing with a bash loop." >&2
-	echo "  For better figures install it: sudo apt-get install -y hyperfine (or: cargo install hyperfine)" >&2
+# How to time (as bench/stop-hook.sh). hyperfine >= 1.16 feeds stdin itself
+# (--input): every run is a plain fork+exec of the binary, like Claude
+# Code's. Older hyperfine (Debian bookworm has 1.15) gives a command no stdin
+# unless it runs in a shell; there the default is a bash loop that alternates
+# baseline and hook run by run, which keeps the ratio steady when the load
+# drifts. MODE=hyperfine-sh times through sh -c 'exec BIN <INPUT' with
+# hyperfine and subtracts the median of a reference sh -c ': <INPUT' instead.
+MODE=${MODE:-auto}
+have_hf=0
+if command -v hyperfine >/dev/null; then
+	have_hf=1
 fi
+if [[ $MODE == auto ]]; then
+	if ((have_hf)) && hyperfine --help | grep -q -- '--input'; then
+		MODE=hyperfine
+	else
+		MODE=loop
+		if ((have_hf)); then
+			echo "hyperfine $(hyperfine --version | awk '{print $2}') cannot feed stdin without a shell (needs >= 1.16):" \
+				"timing with an alternating bash loop (MODE=hyperfine-sh to use it anyway)." >&2
+		else
+			echo "hyperfine not found: timing with a bash loop. To install it: sudo apt-get install -y hyperfine" \
+				"(Debian/Ubuntu; >= 1.16 for --input, e.g. from Debian trixie or 'cargo install hyperfine')." >&2
+		fi
+	fi
+fi
+case $MODE in
+hyperfine) tool="hyperfine $(hyperfine --version | awk '{print $2}') (-N --input, --prepare removes the injected-ids files)" ;;
+hyperfine-sh) tool="hyperfine $(hyperfine --version | awk '{print $2}') (-N, sh -c 'exec BIN <INPUT', median of sh -c ': <INPUT' subtracted)" ;;
+loop) tool="bash loop, baseline and hook alternating run by run ($([[ -n ${EPOCHREALTIME:-} ]] && echo EPOCHREALTIME || echo 'date +%s%N'); cpu from 'times')" ;;
+*)
+	echo "MODE=$MODE: want auto, hyperfine, hyperfine-sh or loop" >&2
+	exit 2
+	;;
+esac
 echo "== timing with $tool"
 echo "   $ROUNDS round(s), $RUNS runs per case, $WARMUP warm-up runs, ENGRAM_PROMPT_HOOK_DEADLINE=5s"
 
-# time_case NAME BINARY INPUT PREPARE OUT_BASE; BINARY "-" is the shell
-# reference (sh mode only).
-time_case() {
+# hf_case NAME BINARY INPUT PREPARE OUT_BASE: one hyperfine run (its
+# warnings kept in OUT_BASE.stderr). BINARY "-" is the shell reference
+# (hyperfine-sh only).
+hf_case() {
 	local name=$1 bin=$2 input=$3 prep=$4 out=$5
 	local hf=(hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --prepare "$prep"
 		--command-name "$name" --export-json "$out.json")
-	case $mode in
-	input)
-		"${hf[@]}" --input "$input" "$bin" >/dev/null 2>"$out.stderr" || { cat "$out.stderr" >&2; return 1; }
-		;;
-	sh)
-		if [[ $bin == - ]]; then
-			"${hf[@]}" "sh -c ': <\"\$0\"' $(printf %q "$input")" >/dev/null 2>"$out.stderr" || { cat "$out.stderr" >&2; return 1; }
-		else
-			"${hf[@]}" "sh -c 'exec \"\$0\" <\"\$1\"' $(printf '%q %q' "$bin" "$input")" >/dev/null 2>"$out.stderr" ||
-				{ cat "$out.stderr" >&2; return 1; }
-		fi
-		;;
-	loop)
-		local i t0
-		: >"$out.txt"
-		for ((i = 0; i < WARMUP + RUNS; i++)); do
+	local cmd=("$bin")
+	if [[ $MODE == hyperfine ]]; then
+		hf+=(--input "$input")
+	elif [[ $bin == - ]]; then
+		cmd=("sh -c ': <\"\$0\"' $(printf %q "$input")")
+	else
+		cmd=("sh -c 'exec \"\$0\" <\"\$1\"' $(printf '%q %q' "$bin" "$input")")
+	fi
+	"${hf[@]}" "${cmd[@]}" >/dev/null 2>"$out.stderr" || {
+		cat "$out.stderr" >&2
+		return 1
+	}
+}
+
+# The loop's clocks, without forking: wall time in µs (EPOCHREALTIME, bash
+# 5+, else date), and the CPU time of finished children in µs ('times').
+times_file=$work/times
+to_us() { # 1m2.345s -> µs in REPLY
+	local m=${1%%m*} s=${1#*m}
+	s=${s%s}
+	local frac=${s#*.}000000
+	REPLY=$(((m * 60 + 10#${s%.*}) * 1000000 + 10#${frac:0:6}))
+}
+cpu_us() {
+	local self children
+	times >"$times_file"
+	{
+		read -r self
+		read -r children
+	} <"$times_file"
+	to_us "${children%% *}"
+	cpu=$REPLY
+	to_us "${children##* }"
+	cpu=$((cpu + REPLY))
+}
+
+# loop_case INPUT PREPARE OUT_BASE: baseline and hook alternating.
+loop_case() {
+	local input=$1 prep=$2 out=$3 i bin dst t0 c0
+	for ((i = 0; i < WARMUP + RUNS; i++)); do
+		for bin in "$base" "$hook"; do
+			dst=$out
+			[[ $bin == "$base" ]] && dst=$out.baseline
 			eval "$prep"
+			cpu_us
+			c0=$cpu
 			now_us
 			t0=$now
 			"$bin" <"$input" >/dev/null
 			now_us
-			if ((i >= WARMUP)); then echo $(((now - t0) * 1000)) >>"$out.txt"; fi
+			cpu_us
+			if ((i >= WARMUP)); then
+				echo $(((now - t0) * 1000)) >>"$dst.txt"
+				echo $(((cpu - c0) * 1000)) >>"$dst.cpu.txt"
+			fi
 		done
-		;;
-	esac
+	done
 }
+
+# steal: CPU time the hypervisor gave to other guests, in clock ticks (the
+# 8th field of /proc/stat's cpu line); reported because on a shared VM it
+# inflates every figure.
+steal() { awk '/^cpu /{print $9 + 0; exit}' /proc/stat 2>/dev/null || echo 0; }
+tot() { awk '/^cpu /{t = 0; for (i = 2; i <= NF; i++) t += $i; print t; exit}' /proc/stat 2>/dev/null || echo 0; }
+steal0=$(steal)
+tot0=$(tot)
 
 export ENGRAM_PROMPT_HOOK_DEADLINE=5s
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -211,14 +267,18 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		prep="sh $(printf %q "$work/reset/$size.sh")"
 		for k in "${kinds[@]}"; do
 			in=$work/inputs/$k.json
-			# Each case is timed right after its own baseline (and shell
-			# reference), with the same --prepare, so that the ratio compares
-			# runs made under the same load.
-			if [[ $mode == sh ]]; then
-				time_case shell - "$in" "$prep" "$rd/$size.$k.shell"
+			if [[ $MODE == loop ]]; then
+				loop_case "$in" "$prep" "$rd/$size.$k"
+			else
+				# Each case right after its own baseline (and shell
+				# reference), with the same --prepare, so that both see the
+				# same load.
+				if [[ $MODE == hyperfine-sh ]]; then
+					hf_case shell - "$in" "$prep" "$rd/$size.$k.shell"
+				fi
+				hf_case baseline "$base" "$in" "$prep" "$rd/$size.$k.baseline"
+				hf_case "$size/$k" "$hook" "$in" "$prep" "$rd/$size.$k"
 			fi
-			time_case baseline "$base" "$in" "$prep" "$rd/$size.$k.baseline"
-			time_case "$size/$k" "$hook" "$in" "$prep" "$rd/$size.$k"
 		done
 	done
 done
@@ -226,7 +286,8 @@ unset ENGRAM_HOME
 
 out=$root/bench/out/prompt-hook-$(date -u +%Y%m%dT%H%M%SZ).json
 echo
-echo "== results ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
+steal_pct=$(awk -v s=$(($(steal) - steal0)) -v t=$(($(tot) - tot0)) 'BEGIN{printf "%.0f", (t > 0) ? 100 * s / t : 0}')
+echo "== results ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'), CPU stolen by the hypervisor while timing: $steal_pct%)"
 "$storegen" report -raw "$work/raw" -out "$out" -tool "$tool" -sizes "$sizes_csv" -kinds "$kinds_csv" \
 	-floor-target "$FLOOR_TARGET" -growth-target "$GROWTH_TARGET"
 echo

@@ -129,8 +129,11 @@ func hits(args []string) error {
 	return nil
 }
 
-// A timing file is hyperfine's --export-json or, from the fallback loop,
-// one duration in nanoseconds per line (the format of bench/stop-hook.sh).
+// A timing file is hyperfine's --export-json or, from the bash loop, one
+// duration in nanoseconds per line with the runs' CPU times in a .cpu.txt
+// beside it (the formats of bench/stop-hook.sh). times are in seconds; cpu
+// is the user+system time of a run in seconds: hyperfine's mean, the loop's
+// median (0 when unknown).
 func readTimes(path string) (times []float64, cpu float64, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -149,14 +152,31 @@ func readTimes(path string) (times []float64, cpu float64, err error) {
 		}
 		return h.Results[0].Times, h.Results[0].User + h.Results[0].System, nil
 	}
+	if times, err = nsLines(path, b); err != nil {
+		return nil, 0, err
+	}
+	cpuPath := strings.TrimSuffix(path, ".txt") + ".cpu.txt"
+	if b, err := os.ReadFile(cpuPath); err == nil {
+		cpus, err := nsLines(cpuPath, b)
+		if err != nil {
+			return nil, 0, err
+		}
+		cpu = median(cpus)
+	}
+	return times, cpu, nil
+}
+
+// nsLines parses one duration in nanoseconds per line, into seconds.
+func nsLines(path string, b []byte) ([]float64, error) {
+	var out []float64
 	for _, f := range strings.Fields(string(b)) {
 		ns, err := strconv.ParseFloat(f, 64)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		times = append(times, ns/1e9)
+		out = append(out, ns/1e9)
 	}
-	return times, 0, nil
+	return out, nil
 }
 
 func readRun(dir, name string) ([]float64, float64, error) {
@@ -196,9 +216,9 @@ type row struct {
 	BaselineMS    float64   `json:"baseline_median_ms"`
 	Ratio         float64   `json:"ratio_to_baseline"`
 	RatioPerRound []float64 `json:"ratio_per_round"`
-	// Mean user+system time per run (hyperfine only), the shell's less: it
-	// does not count waiting for a CPU, which wall time does on a shared
-	// machine.
+	// User+system time of a run (hyperfine: mean, the shell's less; bash
+	// loop: median): it does not count waiting for a CPU, which wall time
+	// does on a shared machine.
 	CPUMS         float64 `json:"cpu_ms,omitempty"`
 	BaselineCPUMS float64 `json:"baseline_cpu_ms,omitempty"`
 	// Growth against the first (smallest) store: of the median ms, of the

@@ -365,7 +365,7 @@ func BenchmarkRecallPhases(b *testing.B) {
 				}
 				phase("coverage", func() {
 					for i := range cands {
-						cands[i].Coverage = recall.Coverage(terms, cands[i].Text)
+						cands[i].Coverage = recall.Coverage(terms, cands[i].Text+" "+cands[i].Detail)
 					}
 				})
 				phase("rank", func() {
