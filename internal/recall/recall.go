@@ -148,9 +148,10 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	}
 
 	cands := make([]Candidate, 0, len(order))
+	cov := NewCoverer(res.Terms)
 	for _, id := range order {
 		c := byID[id]
-		c.Coverage = Coverage(res.Terms, c.Text+" "+c.Detail)
+		c.Coverage = cov.Coverage(c.Text + " " + c.Detail)
 		cands = append(cands, *c)
 	}
 	Rank(cands, r.Weights, q.Now)

@@ -106,27 +106,71 @@ func Terms(text string) []string {
 
 // Coverage is the share of query terms that occur in text (by prefix of
 // four characters, a cheap stand-in for stemming).
-func Coverage(query []string, text string) float32 {
-	if len(query) == 0 {
-		return 0
-	}
-	have := map[string]bool{}
-	for _, t := range Terms(text) {
-		have[stem4(t)] = true
-	}
-	n := 0
-	for _, q := range query {
-		if have[stem4(q)] {
-			n++
-		}
-	}
-	return float32(n) / float32(len(query))
+func Coverage(query []string, text string) float32 { return NewCoverer(query).Coverage(text) }
+
+// Coverer measures Coverage of one query over many texts: the query's
+// prefixes are computed once, and a text is scanned without building a
+// term list or a set per text (the prompt hook scores thousands of them).
+type Coverer struct {
+	want  map[string]int // query prefix → how many query terms have it
+	total int
+	found map[string]bool
 }
 
+// NewCoverer prepares a query.
+func NewCoverer(query []string) *Coverer {
+	c := &Coverer{want: map[string]int{}, total: len(query), found: map[string]bool{}}
+	for _, q := range query {
+		c.want[stem4(q)]++
+	}
+	return c
+}
+
+// Coverage is the share of the query's terms whose prefix occurs among the
+// text's terms (letters and digits, at least two characters, no stop words).
+func (c *Coverer) Coverage(text string) float32 {
+	if c.total == 0 {
+		return 0
+	}
+	clear(c.found)
+	n := 0
+	lower := strings.ToLower(text)
+	start := -1
+	flush := func(end int) {
+		tok := lower[start:end]
+		start = -1
+		if len(tok) < 2 || stopWords[tok] {
+			return
+		}
+		p := stem4(tok)
+		if k, ok := c.want[p]; ok && !c.found[p] {
+			c.found[p] = true
+			n += k
+		}
+	}
+	for i, r := range lower {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			flush(i)
+		}
+	}
+	if start >= 0 {
+		flush(len(lower))
+	}
+	return float32(n) / float32(c.total)
+}
+
+// stem4 is the first four characters of s.
 func stem4(s string) string {
-	r := []rune(s)
-	if len(r) > 4 {
-		return string(r[:4])
+	n := 0
+	for i := range s {
+		if n == 4 {
+			return s[:i]
+		}
+		n++
 	}
 	return s
 }
