@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/store"
 	"github.com/engram-memory/engram/internal/worker"
@@ -44,10 +45,7 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return usageError{"help requested"}
-		}
-		return usageError{err.Error()}
+		return flagError(err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -55,17 +53,31 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// flagError is the error of a failed fs.Parse: a usage error, or
+// flag.ErrHelp itself when -h was asked for (the flags are printed; Main
+// exits 0).
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err.Error()}
+}
+
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("run", e.stderr)
 	quiet := fs.Bool("quiet", false, "print nothing on success")
 	withBackfill := fs.Bool("backfill", false, "first capture every existing transcript (the installer's first cycle)")
+	force := fs.Bool("consolidate", false, "consolidate beliefs now, whatever the episode and time triggers say")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	return locked(ctx, e, false, func(s *session) error { return runCycle(ctx, e, s, *withBackfill, *quiet) })
+	if *withBackfill && *force {
+		return usagef("--backfill and --consolidate cannot be combined (a backfill consolidates when its triggers say so)")
+	}
+	return locked(ctx, e, false, func(s *session) error { return runCycle(ctx, e, s, *withBackfill, *force, *quiet) })
 }
 
-func runCycle(ctx context.Context, e *env, s *session, withBackfill, quiet bool) error {
+func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quiet bool) error {
 	if withBackfill {
 		return backfill(ctx, e, s, true)
 	}
@@ -74,6 +86,7 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, quiet bool)
 		return err
 	}
 	defer comp.Close()
+	comp.ForceConsolidation = force
 	runID, err := s.db.StartRun(ctx, "run")
 	if err != nil {
 		return err
@@ -90,6 +103,7 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, quiet bool)
 		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures; ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed) in %d ms\n",
 			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures, st.Ingest.Captures, st.Ingest.Episodes,
 			st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed, st.Millis)
+		fmt.Fprintln(e.stdout, beliefLine(st.Beliefs))
 	}
 	return nil
 }
@@ -134,4 +148,17 @@ func locked(ctx context.Context, e *env, busyIsError bool, fn func(*session) err
 	}
 	defer lk.Unlock()
 	return fn(s)
+}
+
+// beliefLine is the one-line account of a consolidation.
+func beliefLine(b consolidate.Stats) string {
+	if b.Skipped != "" {
+		return "beliefs: not due (" + b.Skipped + ")"
+	}
+	line := fmt.Sprintf("beliefs: %d episodes in %d clusters -> %d formed, %d supported, %d contradicted, %d partial, %d revised, %d split, %d merged, %d archived",
+		b.Episodes, b.Clusters, b.Created, b.Supported, b.Contradicted, b.Partial, b.Revised, b.Split, b.Merged, b.Archived)
+	if b.Deferred {
+		line += " (budget reached: the rest waits for the next cycle)"
+	}
+	return line
 }

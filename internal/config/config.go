@@ -57,6 +57,13 @@ type Config struct {
 	// SweepWindow is how recently a session must have been active for the
 	// worker to sweep its transcript for late lines.
 	SweepWindow time.Duration `split_words:"true" default:"72h"`
+
+	// Belief consolidation: a cycle runs when BeliefEpisodeThreshold new
+	// episodes arrived or BeliefInterval passed since the last one;
+	// episodes cluster at BeliefClusterSimilarity.
+	BeliefEpisodeThreshold  int           `split_words:"true" default:"20"`
+	BeliefInterval          time.Duration `split_words:"true" default:"4h"`
+	BeliefClusterSimilarity float64       `split_words:"true" default:"0.70"`
 }
 
 // Load reads the configuration from the process environment.
@@ -127,6 +134,11 @@ func (c *Config) validate() error {
 	positive("ENGRAM_LLM_TIMEOUT", int64(c.LLMTimeout))
 	positive("ENGRAM_LLM_CONCURRENCY", int64(c.LLMConcurrency))
 	positive("ENGRAM_SWEEP_WINDOW", int64(c.SweepWindow))
+	positive("ENGRAM_BELIEF_EPISODE_THRESHOLD", int64(c.BeliefEpisodeThreshold))
+	positive("ENGRAM_BELIEF_INTERVAL", int64(c.BeliefInterval))
+	if c.BeliefClusterSimilarity <= 0 || c.BeliefClusterSimilarity > 1 {
+		errs = append(errs, fmt.Errorf("ENGRAM_BELIEF_CLUSTER_SIMILARITY=%v: want a number in (0, 1]", c.BeliefClusterSimilarity))
+	}
 	if c.DedupSimilarity <= 0 || c.DedupSimilarity > 1 {
 		errs = append(errs, fmt.Errorf("ENGRAM_DEDUP_SIMILARITY=%v: want a number in (0, 1]", c.DedupSimilarity))
 	}

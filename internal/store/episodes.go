@@ -515,7 +515,7 @@ func (db *DB) SearchEpisodes(ctx context.Context, match, projectPath string, lim
 // scanTail appends extra destinations to a scan.
 type scanTail struct {
 	sc    interface{ Scan(...any) error }
-	extra *float64
+	extra any
 }
 
 func (s scanTail) Scan(dest ...any) error { return s.sc.Scan(append(dest, s.extra)...) }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/embed/remote"
 	"github.com/engram-memory/engram/internal/extract"
@@ -18,10 +20,11 @@ import (
 // ENGRAM_EMBED_MODEL is set.
 func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Components, error) {
 	local := extract.NewLocal()
-	c := Components{Extractor: local, Embedder: embed.NewLocal(), Concurrency: 1, Close: func() {}}
+	c := Components{Extractor: local, Embedder: embed.NewLocal(), Judge: consolidate.Local{}, Concurrency: 1, Close: func() {}}
 	if cfg.LLMEnabled() {
 		client := llm.New(llmConfig(cfg, cfg.LLMModel))
 		c.Extractor = extract.NewLLM(client, cfg.LLMModel)
+		c.Judge = consolidate.NewLLM(client, 10*time.Second)
 		c.Fallback = local
 		c.Concurrency = cfg.LLMConcurrency
 	}

@@ -1,6 +1,7 @@
 // Package worker is engram's background cycle: drain the spool, sweep the
-// transcripts of recently active sessions for late lines, and turn pending
-// captures into episodes. One cycle runs under a single-instance lock; it
+// transcripts of recently active sessions for late lines, turn pending
+// captures into episodes, consolidate episodes into beliefs, and precompute
+// the recollections the prompt hook reads. One cycle runs under a single-instance lock; it
 // is safe to start at any time and to kill at any point.
 package worker
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/capture"
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
@@ -27,6 +29,10 @@ type Components struct {
 	Extractor extract.Extractor
 	Fallback  extract.Extractor
 	Embedder  embed.Embedder
+	// Judge synthesizes and classifies beliefs (local or LLM).
+	Judge consolidate.Judge
+	// ForceConsolidation runs belief consolidation whatever its triggers say.
+	ForceConsolidation bool
 	// Concurrency bounds extractions in flight.
 	Concurrency int
 	// Close releases what the components hold.
@@ -41,6 +47,7 @@ type Stats struct {
 	SweptCaptures int               `json:"swept_captures"`
 	Ingest        ingest.Stats      `json:"ingest"`
 	Accesses      int               `json:"accesses"`
+	Beliefs       consolidate.Stats `json:"beliefs"`
 	Recall        recall.BuildStats `json:"recall"`
 	Neighbours    int               `json:"neighbour_files"`
 	Millis        int64             `json:"ms"`
@@ -79,6 +86,12 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	}
 	if st.Accesses, err = recall.FoldAccessLog(ctx, db, cfg.Home); err != nil {
 		return st, fmt.Errorf("fold access log: %w", err)
+	}
+	c := &consolidate.Consolidator{DB: db, Judge: comp.Judge, Embedder: comp.Embedder, Log: log,
+		Options: consolidate.Options{EpisodeThreshold: cfg.BeliefEpisodeThreshold, Interval: cfg.BeliefInterval,
+			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation}}
+	if st.Beliefs, err = c.Run(ctx, time.Now()); err != nil {
+		return st, fmt.Errorf("consolidate beliefs: %w", err)
 	}
 	if st.Recall, err = recall.Build(ctx, db, cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
 		return st, fmt.Errorf("recollections: %w", err)

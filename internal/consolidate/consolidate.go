@@ -1,0 +1,677 @@
+// Package consolidate turns episodes into beliefs and keeps beliefs true to
+// the evidence: it clusters the episodes that arrived since its checkpoint,
+// has a judge (the local one, or an LLM) synthesize a candidate belief per
+// cluster, matches candidates against active beliefs (reinforce, classify,
+// or create), and then applies the rule gates — split, revise, archive,
+// merge — that alone may change a belief destructively. Every change of a
+// cycle and the new checkpoint commit in one transaction.
+package consolidate
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Thresholds of the belief design.
+const (
+	// ReinforceSimilarity: a candidate this close to a belief reinforces it.
+	ReinforceSimilarity = 0.92
+	// MatchSimilarity: closer than this, episodes are classified against
+	// the belief; farther, the candidate is a new belief.
+	MatchSimilarity = 0.70
+	// MergeSimilarity, MergeConfidence, MergeQuiet: the merge gate.
+	MergeSimilarity = 0.92
+	MergeConfidence = 0.6
+	MergeQuiet      = 7 * 24 * time.Hour
+	// ArchiveConfidence, StaleAfter, StaleEvidence: the archive gate.
+	ArchiveConfidence = 0.3
+	StaleAfter        = 90 * 24 * time.Hour
+	StaleEvidence     = 5
+	// The revision gate: confidence fell below ReviseBelow from above
+	// RevisePeak, with MinContradictions and MinEvidence.
+	ReviseBelow       = 0.4
+	RevisePeak        = 0.5
+	MinContradictions = 3
+	MinEvidence       = 5
+	// The split gate: MinContradictions and MinSupports, MinPartials and
+	// MinEvidence.
+	MinSupports = 3
+	MinPartials = 2
+
+	// structural similarities: a candidate making exactly a belief's claim
+	// reinforces it; a claim about the same subject is classified.
+	sameClaim   = 0.95
+	sameSubject = 0.80
+)
+
+// CheckpointKey is the meta key of the consolidation checkpoint.
+const CheckpointKey = "belief_checkpoint"
+
+// Options tunes a consolidation cycle. Zero values take the defaults.
+type Options struct {
+	// EpisodeThreshold new episodes since the checkpoint trigger a cycle (20).
+	EpisodeThreshold int
+	// Interval: a cycle runs at least this often (4h).
+	Interval time.Duration
+	// ClusterSimilarity is the cosine at which episodes cluster (0.70).
+	ClusterSimilarity float64
+	// MaxClusters bounds the clusters a costly judge works on per cycle (10).
+	MaxClusters int
+	// MaxClassify bounds the existing beliefs classified per cluster (5).
+	MaxClassify int
+	// MinCluster is the smallest cluster that may become a belief (3).
+	MinCluster int
+	// CycleBudget bounds a cycle's time (2m).
+	CycleBudget time.Duration
+	// MaxEpisodes bounds the new episodes read per cycle (500).
+	MaxEpisodes int
+	// PoolWindow and PoolSize bound the older episodes that are not yet
+	// evidence of any belief and may join a cluster of new ones (30 days,
+	// 2000).
+	PoolWindow time.Duration
+	PoolSize   int
+	// Force runs a cycle whatever the triggers say.
+	Force bool
+}
+
+func (o Options) withDefaults() Options {
+	o.EpisodeThreshold = cmp.Or(o.EpisodeThreshold, 20)
+	o.Interval = cmp.Or(o.Interval, 4*time.Hour)
+	o.ClusterSimilarity = cmp.Or(o.ClusterSimilarity, 0.70)
+	o.MaxClusters = cmp.Or(o.MaxClusters, 10)
+	o.MaxClassify = cmp.Or(o.MaxClassify, 5)
+	o.MinCluster = cmp.Or(o.MinCluster, 3)
+	o.CycleBudget = cmp.Or(o.CycleBudget, 2*time.Minute)
+	o.MaxEpisodes = cmp.Or(o.MaxEpisodes, 500)
+	o.PoolWindow = cmp.Or(o.PoolWindow, 30*24*time.Hour)
+	o.PoolSize = cmp.Or(o.PoolSize, 2000)
+	return o
+}
+
+// Stats is what one cycle did.
+type Stats struct {
+	// Skipped says why no cycle ran ("" when one did).
+	Skipped      string `json:"skipped,omitempty"`
+	Episodes     int    `json:"episodes"`
+	Pool         int    `json:"pool"`
+	Clusters     int    `json:"clusters"`
+	Worked       int    `json:"clusters_worked"`
+	Created      int    `json:"created"`
+	Supported    int    `json:"supported"`
+	Contradicted int    `json:"contradicted"`
+	Partial      int    `json:"partial"`
+	Classified   int    `json:"classified"`
+	Revised      int    `json:"revised"`
+	Split        int    `json:"split"`
+	Merged       int    `json:"merged"`
+	Archived     int    `json:"archived"`
+	Fallbacks    int    `json:"fallbacks"`
+	// Deferred is true when a budget ran out: the checkpoint stops before
+	// the first cluster not worked, and the next cycle goes on from there.
+	Deferred bool  `json:"deferred,omitempty"`
+	Millis   int64 `json:"ms"`
+}
+
+// Checkpoint is where consolidation stands.
+type Checkpoint struct {
+	// Seq is the last episode sequence number accounted for.
+	Seq int64 `json:"seq"`
+	// At is when the last cycle ran.
+	At time.Time `json:"at"`
+}
+
+// LoadCheckpoint reads the checkpoint (zero before the first cycle).
+func LoadCheckpoint(ctx context.Context, db *store.DB) (Checkpoint, error) {
+	var cp Checkpoint
+	v, err := db.Meta(ctx, CheckpointKey)
+	if err != nil || v == "" {
+		return cp, err
+	}
+	if err := json.Unmarshal([]byte(v), &cp); err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint %q: %w", v, err)
+	}
+	return cp, nil
+}
+
+// Consolidator runs consolidation cycles.
+type Consolidator struct {
+	DB       *store.DB
+	Judge    Judge // nil means Local
+	Embedder embed.Embedder
+	Log      *slog.Logger
+	Options  Options
+}
+
+// Run runs one cycle if it is due (or forced), at time now.
+func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err error) {
+	start := time.Now()
+	defer func() { st.Millis = time.Since(start).Milliseconds() }()
+	o := c.Options.withDefaults()
+	judge := c.Judge
+	if judge == nil {
+		judge = Local{}
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cp, err := LoadCheckpoint(ctx, c.DB)
+	if err != nil {
+		return st, err
+	}
+	pending, err := c.DB.CountEpisodesAfter(ctx, cp.Seq)
+	if err != nil {
+		return st, err
+	}
+	switch {
+	case o.Force, pending >= o.EpisodeThreshold, now.Sub(cp.At) >= o.Interval:
+	default:
+		st.Skipped = fmt.Sprintf("%d new episodes (threshold %d), last cycle %s ago (interval %s)",
+			pending, o.EpisodeThreshold, now.Sub(cp.At).Round(time.Minute), o.Interval)
+		return st, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.CycleBudget)
+	defer cancel()
+	s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &st,
+		beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
+		fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
+	next, err := s.run(cctx, cp)
+	if err != nil {
+		return st, err
+	}
+	// The cycle's work and its checkpoint commit together; a parent
+	// context cancelled by now still lets this write through.
+	if err := s.save(context.WithoutCancel(ctx), Checkpoint{Seq: next, At: now}); err != nil {
+		return st, err
+	}
+	log.Info("consolidated", "episodes", st.Episodes, "clusters", st.Clusters, "created", st.Created,
+		"supported", st.Supported, "contradicted", st.Contradicted, "revised", st.Revised, "split", st.Split,
+		"merged", st.Merged, "archived", st.Archived, "deferred", st.Deferred)
+	return st, nil
+}
+
+// cycle is the working state of one run.
+type cycle struct {
+	c     *Consolidator
+	o     Options
+	judge Judge
+	log   *slog.Logger
+	now   time.Time
+	st    *Stats
+
+	beliefs map[string]*belief.Belief // active ones, and every one changed
+	order   []string                  // ids in load/creation order
+	dirty   map[string]bool
+	created map[string]bool
+	fresh   map[string]bool // created, revised, split or merged in this cycle
+	used    map[string]bool // episodes that are evidence of some belief
+	epCache map[string]episode.Episode
+}
+
+func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
+	next = cp.Seq
+	newEps, err := s.c.DB.EpisodesAfter(ctx, cp.Seq, s.o.MaxEpisodes)
+	if err != nil {
+		return next, err
+	}
+	s.st.Episodes = len(newEps)
+	err = s.c.DB.EachBelief(ctx, func(b belief.Belief) error {
+		for _, l := range [][]string{b.Supporting, b.Contradicting, b.Partial} {
+			for _, id := range l {
+				s.used[id] = true
+			}
+		}
+		if b.Status == belief.StatusActive {
+			s.beliefs[b.ID] = &b
+			s.order = append(s.order, b.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return next, err
+	}
+	var pool []store.SeqEpisode
+	if len(newEps) > 0 {
+		older, err := s.c.DB.EpisodesUpTo(ctx, cp.Seq, s.now.Add(-s.o.PoolWindow), s.o.PoolSize)
+		if err != nil {
+			return next, err
+		}
+		for _, e := range older {
+			if !s.used[e.ID] {
+				pool = append(pool, e)
+			}
+		}
+	}
+	s.st.Pool = len(pool)
+	clusters := clusterEpisodes(newEps, pool, s.o.ClusterSimilarity)
+	s.st.Clusters = len(clusters)
+	_, local := s.judge.(Local)
+	worked := 0
+	for i, cl := range clusters {
+		if ctx.Err() != nil || (!local && worked >= s.o.MaxClusters) {
+			s.st.Deferred = true
+			next = cl.minNewSeq() - 1
+			for _, rest := range clusters[i+1:] {
+				next = min(next, rest.minNewSeq()-1)
+			}
+			break
+		}
+		if err := s.cluster(ctx, cl); err != nil {
+			if ctx.Err() != nil {
+				// The time budget ran out inside this cluster: what was
+				// applied stays (it is recorded per episode, so redoing
+				// the cluster cannot count it twice).
+				s.st.Deferred = true
+				next = cl.minNewSeq() - 1
+				for _, rest := range clusters[i+1:] {
+					next = min(next, rest.minNewSeq()-1)
+				}
+				break
+			}
+			return next, err
+		}
+		worked++
+		if len(newEps) > 0 {
+			next = max(next, cl.maxNewSeq())
+		}
+	}
+	s.st.Worked = worked
+	if !s.st.Deferred && len(newEps) > 0 {
+		next = newEps[len(newEps)-1].Seq
+		if len(newEps) == s.o.MaxEpisodes {
+			s.st.Deferred = true
+		}
+	}
+	// The gates run even when a budget ran out: they need no model unless
+	// a revision or split has to phrase a new belief, and then the local
+	// judge stands in.
+	s.gates(ctx)
+	return next, nil
+}
+
+// cluster works one cluster.
+func (s *cycle) cluster(ctx context.Context, cl *cluster) error {
+	var eps []episode.Episode
+	for _, it := range cl.items {
+		if !s.used[it.ID] {
+			eps = append(eps, it.Episode)
+		}
+	}
+	if len(eps) == 0 {
+		return nil
+	}
+	covered := map[string]bool{}
+	if len(eps) >= s.o.MinCluster {
+		g := Group{Scope: cl.scope, Project: cl.project, ProjectPath: cl.projectPath, Episodes: eps}
+		cands, err := s.synthesize(ctx, g)
+		if err != nil {
+			return err
+		}
+		for _, cand := range cands {
+			if err := s.candidate(ctx, cl, cand); err != nil {
+				return err
+			}
+			for _, e := range cand.Episodes {
+				covered[e.ID] = true
+			}
+		}
+	}
+	// Episodes no candidate spoke for (all of a small cluster) still bear
+	// on existing beliefs: match each one directly.
+	for _, it := range cl.items {
+		if !it.isNew || covered[it.ID] || s.used[it.ID] {
+			continue
+		}
+		if err := s.direct(ctx, cl, &it.Episode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// synthesize asks the judge, falling back to the local judge when the
+// model fails for a reason other than the cycle's deadline.
+func (s *cycle) synthesize(ctx context.Context, g Group) ([]Candidate, error) {
+	cands, err := s.judge.Synthesize(ctx, g)
+	if err == nil {
+		return cands, nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	s.st.Fallbacks++
+	s.log.Warn("belief synthesis failed; using the local judge", "err", err)
+	return Local{}.Synthesize(ctx, g)
+}
+
+// classify asks the judge, falling back to the local judge on failure.
+func (s *cycle) classify(ctx context.Context, b *belief.Belief, e *episode.Episode) (Relation, error) {
+	s.st.Classified++
+	rel, err := s.judge.Classify(ctx, b, e)
+	if err == nil {
+		return rel, nil
+	}
+	if ctx.Err() != nil {
+		return "", err
+	}
+	s.st.Fallbacks++
+	s.log.Warn("belief classification failed; using the local judge", "belief", b.ID, "episode", e.ID, "err", err)
+	return classifyLocal(b, e), nil
+}
+
+// guard is the reinforce path's check: a candidate close enough to a
+// belief supports it, unless the episode's own signals say the opposite
+// (a negation embeds close to what it negates) or it only quotes the
+// belief.
+func guard(b *belief.Belief, e *episode.Episode) Relation {
+	if selfReference(b, e) {
+		return Irrelevant
+	}
+	if rel := classifyLocal(b, e); rel != Irrelevant {
+		return rel
+	}
+	return Supports
+}
+
+type match struct {
+	b   *belief.Belief
+	sim float64
+}
+
+// matches returns the active beliefs of a partition closer than
+// MatchSimilarity to a vector or a claim, closest first.
+func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []claim, exact *claim) []match {
+	var out []match
+	for _, id := range s.order {
+		b := s.beliefs[id]
+		if b.Status != belief.StatusActive || b.Scope != cl.scope || partPath(b.Scope, b.ProjectPath) != cl.projectPath {
+			continue
+		}
+		sim := 0.0
+		if len(vec) > 0 && b.Embedder == embedder && len(b.Embedding) == len(vec) {
+			sim = float64(embed.Cosine(vec, b.Embedding))
+		}
+		if bc, ok := beliefClaim(b); ok {
+			if exact != nil && *exact == bc {
+				sim = max(sim, sameClaim)
+			}
+			for _, c := range claims {
+				if c.subject == bc.subject && c.class == bc.class {
+					sim = max(sim, sameSubject)
+				}
+			}
+		}
+		if sim > MatchSimilarity {
+			out = append(out, match{b, sim})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b match) int { return cmp.Compare(b.sim, a.sim) })
+	return out
+}
+
+// candidate matches one candidate against the partition's beliefs.
+func (s *cycle) candidate(ctx context.Context, cl *cluster, cand Candidate) error {
+	vec := s.embed(ctx, cand.Statement)
+	exact, hasExact := beliefClaim(&belief.Belief{Subject: cand.Subject, Predicate: cand.Predicate, Context: cand.Context})
+	var claims []claim
+	if hasExact {
+		claims = []claim{exact}
+	}
+	var ex *claim
+	if hasExact {
+		ex = &exact
+	}
+	ms := s.matches(cl, vec, s.embedderName(), claims, ex)
+	if len(ms) > 0 && ms[0].sim > ReinforceSimilarity {
+		b := ms[0].b
+		for i := range cand.Episodes {
+			s.apply(b, &cand.Episodes[i], guard(b, &cand.Episodes[i]))
+		}
+		return nil
+	}
+	relevant := false
+	for _, m := range ms[:min(len(ms), s.o.MaxClassify)] {
+		for i := range cand.Episodes {
+			e := &cand.Episodes[i]
+			if hasEvidence(m.b, e.ID) {
+				relevant = true
+				continue
+			}
+			rel, err := s.classify(ctx, m.b, e)
+			if err != nil {
+				return err
+			}
+			if s.apply(m.b, e, rel) {
+				relevant = true
+			}
+		}
+	}
+	if relevant {
+		return nil
+	}
+	return s.create(cl, cand, vec)
+}
+
+// direct matches one episode that no candidate spoke for.
+func (s *cycle) direct(ctx context.Context, cl *cluster, e *episode.Episode) error {
+	var vec []float32
+	if e.Embedder == s.embedderName() {
+		vec = e.Embedding
+	}
+	ms := s.matches(cl, vec, s.embedderName(), claimsOf(e), nil)
+	for _, m := range ms[:min(len(ms), s.o.MaxClassify)] {
+		if hasEvidence(m.b, e.ID) {
+			continue
+		}
+		rel := Relation("")
+		if m.sim > ReinforceSimilarity {
+			rel = guard(m.b, e)
+		} else {
+			var err error
+			if rel, err = s.classify(ctx, m.b, e); err != nil {
+				return err
+			}
+		}
+		s.apply(m.b, e, rel)
+	}
+	return nil
+}
+
+// create makes a new belief from a candidate whose episodes support it:
+// at least MinCluster of them, and more than contradict it.
+func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
+	if len(cand.Episodes) < s.o.MinCluster {
+		return nil
+	}
+	pseudo := &belief.Belief{Statement: cand.Statement, Subject: cand.Subject, Predicate: cand.Predicate, Context: cand.Context}
+	var sup, con, par []string
+	for i := range cand.Episodes {
+		e := &cand.Episodes[i]
+		if selfReference(pseudo, e) {
+			continue
+		}
+		switch classifyLocal(pseudo, e) {
+		case Contradicts:
+			con = append(con, e.ID)
+		case Partial:
+			par = append(par, e.ID)
+		case Supports:
+			sup = append(sup, e.ID)
+		case Irrelevant:
+			// The local signals have no opinion: the judge's synthesis,
+			// which only states what every episode supports, stands.
+			if _, local := s.judge.(Local); !local {
+				sup = append(sup, e.ID)
+			}
+		}
+	}
+	if len(sup) < s.o.MinCluster || len(sup) <= len(con) {
+		return nil
+	}
+	b := &belief.Belief{
+		ID: store.NewID("bl_"), Statement: cand.Statement, Subject: cand.Subject, Predicate: cand.Predicate,
+		Context: cand.Context, Timeframe: cmp.Or(cand.Timeframe, belief.TimeCurrent),
+		Alpha: 1 + float64(len(sup)), Beta: 1 + float64(len(con)),
+		Scope: cl.scope, Project: cl.project, ProjectPath: cl.projectPath,
+		Supporting: sup, Contradicting: con, Partial: par,
+		Embedding: vec, Embedder: s.embedderName(), Status: belief.StatusActive,
+		EvidenceCount: len(sup) + len(con) + len(par), Stability: 1,
+		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
+	}
+	if len(vec) == 0 {
+		b.Embedder = ""
+	}
+	b.PeakConfidence = b.Confidence()
+	s.add(b)
+	for _, l := range [][]string{sup, con, par} {
+		for _, id := range l {
+			s.used[id] = true
+		}
+	}
+	s.st.Created++
+	s.log.Info("belief formed", "id", b.ID, "statement", b.Statement, "confidence", b.Confidence(), "evidence", b.EvidenceCount)
+	return nil
+}
+
+// add registers a new belief of this cycle.
+func (s *cycle) add(b *belief.Belief) {
+	s.beliefs[b.ID] = b
+	s.order = append(s.order, b.ID)
+	s.created[b.ID], s.dirty[b.ID], s.fresh[b.ID] = true, true, true
+}
+
+// apply records one classification; it reports whether the episode bears
+// on the belief. An episode already counted for the belief is not counted
+// again.
+func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
+	if rel == Irrelevant || rel == "" {
+		return false
+	}
+	if hasEvidence(b, e.ID) {
+		return true
+	}
+	switch rel {
+	case Supports:
+		b.Alpha++
+		b.Supporting = append(b.Supporting, e.ID)
+		b.LastReinforcedAt = s.now
+		s.st.Supported++
+	case Contradicts:
+		b.Beta++
+		b.Contradicting = append(b.Contradicting, e.ID)
+		s.st.Contradicted++
+	case Partial:
+		b.Partial = append(b.Partial, e.ID)
+		s.st.Partial++
+	default:
+		return false
+	}
+	b.EvidenceCount++
+	b.PeakConfidence = max(b.PeakConfidence, b.Confidence())
+	b.UpdatedAt = s.now
+	s.used[e.ID] = true
+	s.epCache[e.ID] = *e
+	s.dirty[b.ID] = true
+	return true
+}
+
+func hasEvidence(b *belief.Belief, id string) bool {
+	return slices.Contains(b.Supporting, id) || slices.Contains(b.Contradicting, id) || slices.Contains(b.Partial, id)
+}
+
+func (s *cycle) embedderName() string {
+	if s.c.Embedder == nil {
+		return ""
+	}
+	return s.c.Embedder.Name()
+}
+
+// embed embeds a statement; a failure leaves the structured match alone.
+func (s *cycle) embed(ctx context.Context, text string) []float32 {
+	if s.c.Embedder == nil {
+		return nil
+	}
+	vs, err := s.c.Embedder.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 {
+		s.log.Warn("embedding a belief failed; matching by its fields only", "err", err)
+		return nil
+	}
+	return vs[0]
+}
+
+// episodes loads episodes by id (cached), in the order given, skipping
+// those that no longer exist.
+func (s *cycle) episodes(ctx context.Context, ids []string) ([]episode.Episode, error) {
+	var missing []string
+	for _, id := range ids {
+		if _, ok := s.epCache[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		got, err := s.c.DB.EpisodesByID(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for id, e := range got {
+			s.epCache[id] = e
+		}
+	}
+	var out []episode.Episode
+	for _, id := range ids {
+		if e, ok := s.epCache[id]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// save commits every changed belief and the checkpoint in one transaction.
+func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
+	v, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	return s.c.DB.Beliefs(ctx, func(t *store.BeliefTx) error {
+		for _, id := range s.order {
+			if !s.dirty[id] {
+				continue
+			}
+			b := s.beliefs[id]
+			if s.created[id] {
+				if err := t.Insert(b); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := t.UpdateEvidence(b); err != nil {
+				if errors.Is(err, store.ErrNotFound) {
+					// Forgotten by the user during the cycle: gone it stays.
+					s.log.Info("belief forgotten during consolidation", "id", id)
+					continue
+				}
+				return err
+			}
+		}
+		return t.SetMeta(CheckpointKey, string(v))
+	})
+}
+
+// partPath is the project path of a partition: "" for global scope.
+func partPath(scope, projectPath string) string {
+	if scope == episode.ScopeGlobal {
+		return ""
+	}
+	return projectPath
+}

@@ -1,0 +1,360 @@
+package consolidate
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// Relation is how one episode bears on one belief.
+type Relation string
+
+// The four relations of the classification.
+const (
+	Supports    Relation = "SUPPORTS"
+	Contradicts Relation = "CONTRADICTS"
+	Partial     Relation = "PARTIAL"
+	Irrelevant  Relation = "IRRELEVANT"
+)
+
+// Predicates of the beliefs the local judge makes. An LLM may use others.
+const (
+	PredPrefers = "prefers"
+	PredAvoids  = "avoids"
+	PredIs      = "is"
+)
+
+// MaxStatementWords bounds a belief statement.
+const MaxStatementWords = 30
+
+// Group is the episodes a synthesis or a classification works on: one
+// cluster, or one side of a split.
+type Group struct {
+	Scope       string
+	Project     string
+	ProjectPath string
+	Episodes    []episode.Episode
+}
+
+// Candidate is a belief a judge proposes for some episodes of a group.
+type Candidate struct {
+	Statement string
+	Subject   string
+	Predicate string
+	Context   string
+	Timeframe string
+	// Episodes are the episodes of the group the candidate speaks for.
+	Episodes []episode.Episode
+}
+
+// Judge synthesizes candidate beliefs and classifies episodes against
+// beliefs. The Local judge works from the extractor's signals; the LLM
+// judge asks a model. Neither decides a destructive change: the gates do.
+type Judge interface {
+	Name() string
+	// Synthesize proposes beliefs for a group: the LLM judge at most one,
+	// the local judge one per subject the group's signals speak of.
+	Synthesize(ctx context.Context, g Group) ([]Candidate, error)
+	// Classify says how an episode bears on a belief.
+	Classify(ctx context.Context, b *belief.Belief, e *episode.Episode) (Relation, error)
+}
+
+// Local is the offline judge. A preference, avoidance, switch, decision or
+// correction about a subject gives a "prefers"/"avoids" belief about that
+// subject; a fact "S is O" gives an "is" belief. An episode supports a
+// belief when its signal about the same subject agrees, contradicts it when
+// the polarity (or, for a fact, the value) differs, and is partial when it
+// disagrees only for a named purpose ("not bun for production") or says
+// both.
+type Local struct{}
+
+// Name implements Judge.
+func (Local) Name() string { return "local" }
+
+// sigClass groups signals that can bear on each other.
+const (
+	classPref = "pref"
+	classFact = "fact"
+)
+
+// claim is a signal reduced to what beliefs compare.
+type claim struct {
+	subject  string
+	class    string
+	polarity int    // +1 / -1 for classPref
+	object   string // purpose for classPref, value for classFact
+}
+
+// claimOf reduces a signal; ok is false for signals no belief can use.
+func claimOf(s episode.Signal) (claim, bool) {
+	subj := normTerm(s.Subject)
+	if subj == "" {
+		return claim{}, false
+	}
+	pol := 1
+	if s.Polarity < 0 {
+		pol = -1
+	}
+	switch s.Kind {
+	case episode.SignalPreference, episode.SignalDecision, episode.SignalCorrection:
+		return claim{subject: subj, class: classPref, polarity: pol, object: normTerm(s.Object)}, true
+	case episode.SignalAvoid:
+		return claim{subject: subj, class: classPref, polarity: -1, object: normTerm(s.Object)}, true
+	case episode.SignalSwitch:
+		// "switch from X to Y": X is what is left behind; Y comes with a
+		// preference signal of its own.
+		return claim{subject: subj, class: classPref, polarity: -1}, true
+	case episode.SignalFact:
+		if obj := normTerm(s.Object); obj != "" {
+			return claim{subject: subj, class: classFact, polarity: 1, object: obj}, true
+		}
+	}
+	return claim{}, false
+}
+
+// claimsOf returns an episode's claims, one per (subject, class, polarity,
+// object).
+func claimsOf(e *episode.Episode) []claim {
+	var out []claim
+	for _, s := range e.Signals {
+		if c, ok := claimOf(s); ok && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// normTerm lower-cases and trims a subject or object and folds inner
+// whitespace.
+func normTerm(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(strings.Trim(s, " \t\n.,;:!?\"'`"))), " ")
+}
+
+// beliefClaim is what a belief claims, in the terms of claimOf; ok is
+// false for a belief whose predicate the local judge does not know.
+func beliefClaim(b *belief.Belief) (claim, bool) {
+	subj := normTerm(b.Subject)
+	if subj == "" {
+		return claim{}, false
+	}
+	ctx := normTerm(b.Context)
+	if ctx == "general" {
+		ctx = ""
+	}
+	p := normTerm(b.Predicate)
+	switch {
+	case p == PredIs:
+		return claim{subject: subj, class: classFact, polarity: 1, object: ctx}, ctx != ""
+	case p == PredAvoids || strings.Contains(p, "avoid") || strings.Contains(p, "dislike") || strings.HasPrefix(p, "not ") ||
+		strings.HasPrefix(p, "does not") || strings.HasPrefix(p, "doesn't") || strings.HasPrefix(p, "stopped"):
+		return claim{subject: subj, class: classPref, polarity: -1, object: ctx}, true
+	case p == PredPrefers || strings.Contains(p, "prefer") || strings.Contains(p, "use") || strings.Contains(p, "like") ||
+		strings.Contains(p, "want") || strings.Contains(p, "chose") || strings.Contains(p, "decided"):
+		return claim{subject: subj, class: classPref, polarity: 1, object: ctx}, true
+	}
+	return claim{}, false
+}
+
+// Classify implements Judge.
+func (Local) Classify(_ context.Context, b *belief.Belief, e *episode.Episode) (Relation, error) {
+	return classifyLocal(b, e), nil
+}
+
+func classifyLocal(b *belief.Belief, e *episode.Episode) Relation {
+	if selfReference(b, e) {
+		return Irrelevant
+	}
+	bc, ok := beliefClaim(b)
+	if !ok {
+		return Irrelevant
+	}
+	agree, disagree, partial := false, false, false
+	for _, c := range claimsOf(e) {
+		if c.subject != bc.subject || c.class != bc.class {
+			continue
+		}
+		switch bc.class {
+		case classFact:
+			if c.object == bc.object {
+				agree = true
+			} else {
+				disagree = true
+			}
+		case classPref:
+			switch {
+			case c.polarity == bc.polarity:
+				agree = true
+			case c.object != "" && c.object != bc.object:
+				// Opposite, but only for a purpose the belief does not
+				// name: it holds in some contexts, not in this one.
+				partial = true
+			default:
+				disagree = true
+			}
+		}
+	}
+	switch {
+	case agree && (disagree || partial), partial:
+		return Partial
+	case agree:
+		return Supports
+	case disagree:
+		return Contradicts
+	}
+	return Irrelevant
+}
+
+// selfReference reports whether an episode merely repeats the belief's own
+// statement (the model quoting a belief it was shown): that is the belief
+// echoing itself, not new evidence.
+func selfReference(b *belief.Belief, e *episode.Episode) bool {
+	st := strings.ToLower(strings.TrimRight(strings.TrimSpace(b.Statement), "."))
+	if utf8.RuneCountInString(st) < 12 {
+		return false
+	}
+	return strings.Contains(strings.ToLower(e.Summary), st) || strings.Contains(strings.ToLower(e.Context), st)
+}
+
+// Synthesize implements Judge: one candidate per (subject, kind of claim)
+// that the group's signals speak of, biggest first. The candidate states
+// the majority view (polarity, or value for a fact); its Episodes are every
+// episode of the group with a claim about that subject, so that the
+// minority becomes contradicting evidence.
+func (Local) Synthesize(_ context.Context, g Group) ([]Candidate, error) {
+	type key struct{ subject, class string }
+	type tally struct {
+		eps     []episode.Episode
+		pos     int
+		neg     int
+		objects map[string]int // per majority-side value
+		lastPol int
+		order   int
+	}
+	groups := map[key]*tally{}
+	for _, e := range g.Episodes {
+		seen := map[key]bool{}
+		for _, c := range claimsOf(&e) {
+			k := key{c.subject, c.class}
+			t := groups[k]
+			if t == nil {
+				t = &tally{objects: map[string]int{}, order: len(groups)}
+				groups[k] = t
+			}
+			if !seen[k] {
+				seen[k] = true
+				t.eps = append(t.eps, e)
+			}
+			if c.polarity > 0 {
+				t.pos++
+			} else {
+				t.neg++
+			}
+			t.lastPol = c.polarity
+			t.objects[objKey(c.polarity, c.object)]++
+		}
+	}
+	var out []Candidate
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		ta, tb := groups[a], groups[b]
+		return cmp.Or(cmp.Compare(len(tb.eps), len(ta.eps)), cmp.Compare(ta.order, tb.order))
+	})
+	for _, k := range keys {
+		t := groups[k]
+		c := Candidate{Subject: k.subject, Timeframe: belief.TimeCurrent, Episodes: t.eps}
+		switch k.class {
+		case classFact:
+			c.Predicate = PredIs
+			c.Context = majorityObject(t.objects, 1, len(t.eps))
+			if c.Context == "" {
+				continue
+			}
+		default:
+			pol := 1
+			if t.neg > t.pos || (t.neg == t.pos && t.lastPol < 0) {
+				pol = -1
+			}
+			c.Predicate = PredPrefers
+			if pol < 0 {
+				c.Predicate = PredAvoids
+			}
+			// A purpose becomes the context when most claims of the
+			// majority side name the same one.
+			c.Context = majorityObject(t.objects, pol, max(t.pos, t.neg))
+		}
+		c.Statement = Render(g.Scope, g.Project, c.Subject, c.Predicate, c.Context)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func objKey(pol int, obj string) string {
+	if pol > 0 {
+		return "+" + obj
+	}
+	return "-" + obj
+}
+
+// majorityObject returns the object named by more than half of n claims of
+// polarity pol, or "".
+func majorityObject(objects map[string]int, pol int, n int) string {
+	best, bestN := "", 0
+	for k, v := range objects {
+		if k[1:] == "" || (k[0] == '+') != (pol > 0) {
+			continue
+		}
+		if v > bestN || (v == bestN && k[1:] < best) {
+			best, bestN = k[1:], v
+		}
+	}
+	if bestN*2 > n {
+		return best
+	}
+	return ""
+}
+
+// Render phrases a belief the local judge made: "User prefers bun for
+// scripts.", "Project api avoids testify.", "In project api, the port is
+// 8080."
+func Render(scope, project, subject, predicate, context string) string {
+	subject = clipWords(subject, 10)
+	context = clipWords(context, 8)
+	var s string
+	switch predicate {
+	case PredIs:
+		s = subject + " is " + context
+		if scope == episode.ScopeProject && project != "" {
+			s = "In project " + clipWords(project, 4) + ", " + s
+		}
+	default:
+		who := "User"
+		if scope == episode.ScopeProject && project != "" {
+			who = "Project " + clipWords(project, 4)
+		}
+		s = who + " " + predicate + " " + subject
+		if context != "" {
+			s += " for " + context
+		}
+	}
+	s = clipWords(s, MaxStatementWords)
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:] + "."
+}
+
+// clipWords keeps the first n words of s.
+func clipWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.Join(f, " ")
+}

@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// SeqEpisode is an episode with its insertion sequence number, the
+// position consolidation's checkpoint counts in.
+type SeqEpisode struct {
+	Seq int64
+	episode.Episode
+}
+
+func (db *DB) seqEpisodes(ctx context.Context, q string, args ...any) ([]SeqEpisode, error) {
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list episodes: %w", err)
+	}
+	defer rows.Close()
+	var out []SeqEpisode
+	for rows.Next() {
+		var se SeqEpisode
+		e, err := scanEpisode(scanTail{rows, &se.Seq})
+		if err != nil {
+			return nil, err
+		}
+		se.Episode = e
+		out = append(out, se)
+	}
+	return out, rows.Err()
+}
+
+// EpisodesAfter returns up to limit episodes inserted after seq, oldest
+// first.
+func (db *DB) EpisodesAfter(ctx context.Context, seq int64, limit int) ([]SeqEpisode, error) {
+	return db.seqEpisodes(ctx, "SELECT "+episodeCols+", seq FROM episodes WHERE seq > ? ORDER BY seq LIMIT ?", seq, limit)
+}
+
+// EpisodesUpTo returns up to limit episodes inserted at or before seq that
+// occurred at or after since, newest first.
+func (db *DB) EpisodesUpTo(ctx context.Context, seq int64, since time.Time, limit int) ([]SeqEpisode, error) {
+	return db.seqEpisodes(ctx, "SELECT "+episodeCols+", seq FROM episodes WHERE seq <= ? AND occurred_at >= ? ORDER BY seq DESC LIMIT ?",
+		seq, ms(since), limit)
+}
+
+// CountEpisodesAfter counts the episodes inserted after seq.
+func (db *DB) CountEpisodesAfter(ctx context.Context, seq int64) (int, error) {
+	var n int
+	err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM episodes WHERE seq > ?", seq).Scan(&n)
+	return n, err
+}
+
+// EpisodesByID returns the episodes with the given ids that still exist.
+func (db *DB) EpisodesByID(ctx context.Context, ids []string) (map[string]episode.Episode, error) {
+	out := make(map[string]episode.Episode, len(ids))
+	const chunk = 500
+	for len(ids) > 0 {
+		n := min(chunk, len(ids))
+		part := ids[:n]
+		ids = ids[n:]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		q := "SELECT " + episodeCols + " FROM episodes WHERE id IN (?" + strings.Repeat(",?", len(part)-1) + ")"
+		rows, err := db.sql.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: episodes by id: %w", err)
+		}
+		for rows.Next() {
+			e, err := scanEpisode(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[e.ID] = e
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SetMeta writes a value of the meta table inside the transaction, so
+// that a checkpoint commits with the changes it accounts for.
+func (t *BeliefTx) SetMeta(key, value string) error {
+	_, err := t.tx.ExecContext(t.ctx, "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value)
+	if err != nil {
+		return fmt.Errorf("set %s: %w", key, err)
+	}
+	return nil
+}
+
+// UpdateEvidence rewrites what consolidation owns of an existing belief:
+// its statement and structured fields, confidence, evidence, lineage,
+// embedding and status. Access columns (written by recall and expand) and
+// promotion columns (written by the MEMORY.md cycle) are left as they are,
+// so that a concurrent access is never overwritten by a stale copy.
+func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
+	revs := b.Revisions
+	if revs == nil {
+		revs = []belief.Revision{}
+	}
+	res, err := t.tx.ExecContext(t.ctx, `UPDATE beliefs SET statement=?, subject=?, predicate=?, context=?, timeframe=?,
+		confidence_alpha=?, confidence_beta=?, supporting_episodes=?, contradicting_episodes=?, partial_episodes=?,
+		revision_history=?, parent_belief_id=?, child_belief_ids=?, embedding=?, embedder=?, status=?, evidence_count=?,
+		peak_confidence=?, updated_at=?, last_reinforced_at=? WHERE id=?`,
+		b.Statement, b.Subject, b.Predicate, b.Context, b.Timeframe, b.Alpha, b.Beta, jsonOf(nonNil(b.Supporting)),
+		jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs), b.ParentID, jsonOf(nonNil(b.Children)),
+		vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.PeakConfidence, ms(b.UpdatedAt),
+		nullMS(b.LastReinforcedAt), b.ID)
+	if err != nil {
+		return fmt.Errorf("update belief %s: %w", b.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("belief %s: %w", b.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// CountBeliefFTS counts the beliefs whose full-text index entry matches an
+// FTS5 query; it shows that the index follows the table.
+func (db *DB) CountBeliefFTS(ctx context.Context, match string) (int, error) {
+	var n int
+	err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM beliefs_fts f JOIN beliefs b ON b.seq = f.rowid
+		WHERE beliefs_fts MATCH ?`, match).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: belief fts: %w", err)
+	}
+	return n, nil
+}
