@@ -389,13 +389,17 @@ type match struct {
 	sim float64
 }
 
-// matches returns the active beliefs of a partition closer than
-// MatchSimilarity to a vector or a claim, closest first.
+// matches returns the active beliefs that apply to a cluster's partition
+// (its own, and the global ones) and are closer than MatchSimilarity to a
+// vector or a claim, closest first.
 func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []claim, exact *claim) []match {
 	var out []match
 	for _, id := range s.order {
 		b := s.beliefs[id]
-		if b.Status != belief.StatusActive || b.Scope != cl.scope || partPath(b.Scope, b.ProjectPath) != cl.projectPath {
+		// A belief of the same scope and project, or a global one: what
+		// the user holds everywhere is in question in every project.
+		inScope := b.Scope == episode.ScopeGlobal || (b.Scope == cl.scope && partPath(b.Scope, b.ProjectPath) == cl.projectPath)
+		if b.Status != belief.StatusActive || !inScope {
 			continue
 		}
 		sim := 0.0

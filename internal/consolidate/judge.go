@@ -93,7 +93,7 @@ type claim struct {
 
 // claimOf reduces a signal; ok is false for signals no belief can use.
 func claimOf(s episode.Signal) (claim, bool) {
-	subj := normTerm(s.Subject)
+	subj := headTerm(normTerm(s.Subject))
 	if subj == "" {
 		return claim{}, false
 	}
@@ -136,10 +136,22 @@ func normTerm(s string) string {
 	return strings.Join(strings.Fields(strings.ToLower(strings.Trim(s, " \t\n.,;:!?\"'`"))), " ")
 }
 
+// headTerm drops a trailing place from a subject: "bun in the workflow",
+// "bun in dockerfile" and "tab in config file" are about bun and tabs. The
+// place is where the statement was made, not what it is about.
+func headTerm(s string) string {
+	for _, p := range []string{" in ", " inside ", " within ", " across ", " on ", " at ", " from "} {
+		if i := strings.Index(s, p); i > 0 {
+			s = s[:i]
+		}
+	}
+	return s
+}
+
 // beliefClaim is what a belief claims, in the terms of claimOf; ok is
 // false for a belief whose predicate the local judge does not know.
 func beliefClaim(b *belief.Belief) (claim, bool) {
-	subj := normTerm(b.Subject)
+	subj := headTerm(normTerm(b.Subject))
 	if subj == "" {
 		return claim{}, false
 	}
