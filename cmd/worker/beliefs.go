@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/gitroot"
-	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -91,53 +90,35 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("forget", e.stderr)
 	flagArgs, ids := splitQuery(args)
 	if err := fs.Parse(flagArgs); err != nil {
-		return usageError{err.Error()}
+		return flagError(err)
 	}
 	ids = append(ids, fs.Args()...)
 	if len(ids) == 0 {
 		return usagef("want one or more ids (ep_… or bl_…)")
 	}
+	seen := map[string]bool{}
+	uniq := ids[:0] // an id given twice is forgotten once
 	for _, id := range ids {
 		if !strings.HasPrefix(id, "ep_") && !strings.HasPrefix(id, "bl_") {
 			return usagef("id %q: want ep_… (an episode) or bl_… (a belief); nothing was forgotten", id)
 		}
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
 	}
+	ids = uniq
 	s, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	// Check every id first: a bad one leaves the store unchanged.
-	for _, id := range ids {
-		var err error
-		if strings.HasPrefix(id, "bl_") {
-			_, err = s.db.GetBelief(ctx, id)
-		} else {
-			_, err = s.db.GetEpisode(ctx, id)
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no memory with id %s; nothing was forgotten", id)
-		}
-		if err != nil {
-			return err
-		}
+	// Every id is checked first: a bad one leaves the store unchanged. The
+	// recollection files are rewritten after, so that a forgotten memory is
+	// never injected again.
+	done, err := memory.Forget(ctx, s.db, s.cfg.Home, ids, time.Now())
+	for _, c := range done {
+		fmt.Fprintf(e.stdout, "forgot %s\n", c.ID())
 	}
-	for _, id := range ids {
-		var err error
-		if strings.HasPrefix(id, "bl_") {
-			err = s.db.DeleteBelief(ctx, id)
-		} else {
-			err = s.db.DeleteEpisode(ctx, id)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "forgot %s\n", id)
-	}
-	// The prompt hook reads the recollection files: rewrite them now so that
-	// a forgotten memory is never injected again.
-	if _, err := recall.Build(ctx, s.db, s.cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
-		return fmt.Errorf("forgotten, but the recollection files could not be rewritten (the next run will): %w", err)
-	}
-	return nil
+	return err
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
@@ -82,6 +83,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
 		add("auto-memory", "warn", "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code will not load project MEMORY.md files")
 	}
+	checkMCP(add, setup.UserConfigFor(cfg))
 
 	// Scheduler.
 	if out, err := exec.CommandContext(ctx, "systemctl", "--user", "is-active", setup.TimerName).Output(); err == nil {
@@ -120,6 +122,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 		if counts, err := db.CaptureCounts(ctx); err == nil && counts[store.CaptureFailed] > 0 {
 			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
 		}
+		checkMemoryFiles(ctx, add, cfg, db)
 	}
 	if files, err := spool.List(cfg.SpoolDir()); err == nil && len(files) > 0 {
 		add("spool", "warn", "%d captures wait in %s (the next run stores them)", len(files), cfg.SpoolDir())
@@ -148,6 +151,51 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return report(e, checks, *asJSON)
+}
+
+// checkMemoryFiles reports whether Claude Code loads engram's global
+// MEMORY.md (the CLAUDE.md import line), and how each MEMORY.md engram
+// writes stands against the 200 lines the client loads.
+func checkMemoryFiles(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config, db *store.DB) {
+	home := os.Getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	line := setup.ImportLine(cfg.Home, home)
+	claudeMD := filepath.Join(cfg.ClaudeConfigDir, "CLAUDE.md")
+	data, err := os.ReadFile(claudeMD)
+	imported := false
+	for l := range strings.SplitSeq(string(data), "\n") {
+		imported = imported || strings.TrimRight(l, " \t\r") == line
+	}
+	switch {
+	case imported:
+		add("memory import", "ok", "%s imports %s", claudeMD, filepath.Join(cfg.Home, "MEMORY.md"))
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		add("memory import", "warn", "%s: %v", claudeMD, err)
+	default:
+		add("memory import", "warn", "%s lacks the line %s: Claude Code does not load engram's global MEMORY.md (run engram-worker setup)", claudeMD, line)
+	}
+	loc := promote.LocationsFrom(cfg)
+	if loc.SettingsProblem != "" {
+		add("auto-memory directory", "warn", "%s", loc.SettingsProblem)
+	}
+	reports, err := promote.Inspect(ctx, loc, db)
+	if err != nil {
+		add("memory files", "fail", "%v", err)
+		return
+	}
+	for _, r := range reports {
+		status := "ok"
+		if !r.WithinLimit || r.Problem != "" {
+			status = "warn"
+		}
+		name := "memory " + r.Kind
+		if r.Project != "" {
+			name += " " + r.Project
+		}
+		add(name, status, "%s: %s", r.Path, r.Describe())
+	}
 }
 
 func report(e *env, checks []check, asJSON bool) error {
@@ -203,4 +251,27 @@ func hookCommands(settings map[string]any, event, bin string) []string {
 		}
 	}
 	return out
+}
+
+// checkMCP finds engram's MCP server in Claude Code's user configuration
+// file. Without it the hooks still work; the model only lacks the
+// memory_* tools.
+func checkMCP(add func(name, status, format string, a ...any), path string) {
+	reg, err := setup.RegisteredMCP(path)
+	switch {
+	case err != nil:
+		add("mcp server", "fail", "%s: %v (Claude Code reads its user settings and MCP servers from it)", path, err)
+	case reg.Command == "":
+		add("mcp server", "warn", "not registered in %s: run engram-worker setup to give Claude the memory_* tools", path)
+	case !reg.Ours:
+		add("mcp server", "warn", "the MCP server named %s in %s runs %s, not %s", setup.MCPServerName, path, reg.Command, setup.WorkerBinary)
+	case len(reg.Args) != 1 || reg.Args[0] != setup.MCPCommand:
+		add("mcp server", "fail", "%s runs %s %s, want the argument %q: run engram-worker setup", path, reg.Command, strings.Join(reg.Args, " "), setup.MCPCommand)
+	default:
+		if st, err := os.Stat(reg.Command); err != nil || st.Mode()&0o111 == 0 {
+			add("mcp server", "fail", "%s registers %s, which is not an executable file: run engram-worker setup", path, reg.Command)
+		} else {
+			add("mcp server", "ok", "%s %s (in %s)", reg.Command, setup.MCPCommand, path)
+		}
+	}
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -47,11 +48,12 @@ var commands = map[string]command{
 	"export":    {"write episodes and beliefs as JSON Lines", cmdExport},
 	"import":    {"read a JSON Lines export; a bad line stores nothing", cmdImport},
 	"doctor":    {"check the installation, the hooks, the scheduler, the database and the LLM endpoint", cmdDoctor},
-	"setup":     {"install the hooks, the CLAUDE.md import line and the scheduler (idempotent)", cmdSetup},
+	"setup":     {"install the hooks, the MCP server, the CLAUDE.md import line and the scheduler (idempotent)", cmdSetup},
 	"uninstall": {"remove what setup added; --purge also deletes the data", cmdUninstall},
 	"sweep":     {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
 	"status":    {"show counts, the last run and the settings in use", cmdStatus},
 	"version":   {"print the version", cmdVersion},
+	"mcp":       {"serve engram's memory tools to Claude Code over stdio (MCP; setup registers it)", cmdMCP},
 }
 
 // env is what a command may touch: its output streams and the environment.
@@ -70,11 +72,12 @@ func main() {
 // Main runs the command line and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 { // a mistake: the usage goes with the errors
+		usage(stderr)
+		return exitUsage
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
 		return exitOK
 	}
 	cmd, ok := commands[args[0]]
@@ -84,7 +87,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	err := cmd.run(ctx, e, args[1:])
-	if err == nil {
+	if err == nil || errors.Is(err, flag.ErrHelp) { // -h: the flags went to stderr
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "engram-worker %s: %v\n", args[0], err)

@@ -18,6 +18,14 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *out != "-" {
+		if fi, err := os.Stat(*out); err == nil && fi.IsDir() {
+			return fmt.Errorf("--out %q is a directory: name the file to write", *out)
+		}
+		if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--out %q: there is no directory %s to write it in", *out, filepath.Dir(*out))
+		}
+	}
 	s, err := open(ctx)
 	if err != nil {
 		return err
@@ -53,7 +61,7 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 func cmdImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("import", e.stderr)
 	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+		return flagError(err)
 	}
 	if fs.NArg() != 1 {
 		return usagef("want one file to import (- for standard input), got %d arguments", fs.NArg())

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/internal/gitroot"
+	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -22,7 +22,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	flagArgs, query := splitQuery(args)
 	if err := fs.Parse(flagArgs); err != nil {
-		return usageError{err.Error()}
+		return flagError(err)
 	}
 	query = append(query, fs.Args()...)
 	q := strings.TrimSpace(strings.Join(query, " "))
@@ -135,7 +135,7 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	flagArgs, ids := splitQuery(args)
 	if err := fs.Parse(flagArgs); err != nil {
-		return usageError{err.Error()}
+		return flagError(err)
 	}
 	ids = append(ids, fs.Args()...)
 	if len(ids) != 1 {
@@ -150,13 +150,7 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	if strings.HasPrefix(id, "bl_") {
-		return expandBelief(ctx, e, s, id, *asJSON)
-	}
-	ep, err := s.db.GetEpisode(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no episode %s", id)
-	}
+	c, err := memory.Load(ctx, s.db, id)
 	if err != nil {
 		return err
 	}
@@ -164,77 +158,15 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		ep.Embedding = nil
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(ep)
+		if c.Belief != nil {
+			c.Belief.Embedding = nil
+			return enc.Encode(c.Belief)
+		}
+		c.Episode.Embedding = nil
+		return enc.Encode(c.Episode)
 	}
-	fmt.Fprintf(e.stdout, "%s  %s · %s · importance %.2f · %s scope", ep.ID, ep.Type, ep.OccurredAt.Format("2006-01-02 15:04"), ep.Importance, ep.Scope)
-	if ep.Project != "" {
-		fmt.Fprintf(e.stdout, " · project %s (%s)", ep.Project, ep.ProjectPath)
-	}
-	fmt.Fprintf(e.stdout, "\nsummary:   %s\n", ep.Summary)
-	if len(ep.Entities) > 0 {
-		fmt.Fprintf(e.stdout, "entities:  %s\n", strings.Join(ep.Entities, ", "))
-	}
-	for _, sig := range ep.Signals {
-		fmt.Fprintf(e.stdout, "signal:    %s %q (polarity %+d) %s\n", sig.Kind, sig.Subject, sig.Polarity, sig.Text)
-	}
-	fmt.Fprintf(e.stdout, "sessions:  %s\naccess:    %d times, stability %.2f days\nextractor: %s · embedder %s\n\n%s\n",
-		strings.Join(ep.SessionIDs, ", "), ep.AccessCount+1, ep.Stability, ep.Extractor, ep.Embedder, ep.Context)
+	memory.Write(e.stdout, c)
 	return nil
-}
-
-func expandBelief(ctx context.Context, e *env, s *session, id string, asJSON bool) error {
-	b, err := s.db.GetBelief(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no belief %s", id)
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.RecordAccesses(ctx, []store.Access{{ID: id, At: time.Now()}}); err != nil {
-		return err
-	}
-	if asJSON {
-		b.Embedding = nil
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(b)
-	}
-	w := e.stdout
-	fmt.Fprintf(w, "%s  %s · %s scope", b.ID, b.Status, b.Scope)
-	if b.Project != "" {
-		fmt.Fprintf(w, " · project %s (%s)", b.Project, b.ProjectPath)
-	}
-	fmt.Fprintf(w, "\nstatement:  %s\n", b.Statement)
-	fmt.Fprintf(w, "structured: subject %q · predicate %q · context %q · timeframe %s\n", b.Subject, b.Predicate, b.Context, b.Timeframe)
-	fmt.Fprintf(w, "confidence: %.2f (α %.0f, β %.0f) · evidence %d · stability %.2f days\n", b.Confidence(), b.Alpha, b.Beta, b.EvidenceCount, b.Stability)
-	fmt.Fprintf(w, "supporting:    %s\n", listOrNone(b.Supporting))
-	fmt.Fprintf(w, "contradicting: %s\n", listOrNone(b.Contradicting))
-	if len(b.Partial) > 0 {
-		fmt.Fprintf(w, "partial:       %s\n", listOrNone(b.Partial))
-	}
-	if b.ParentID != "" {
-		fmt.Fprintf(w, "parent:        %s\n", b.ParentID)
-	}
-	if len(b.Children) > 0 {
-		fmt.Fprintf(w, "children:      %s\n", listOrNone(b.Children))
-	}
-	for _, r := range b.Revisions {
-		fmt.Fprintf(w, "revised %s: %q (was %.2f): %s\n", r.Timestamp.Format("2006-01-02"), r.OldStatement, r.OldConfidence, r.Reason)
-	}
-	fmt.Fprintf(w, "created %s · updated %s", b.CreatedAt.Format("2006-01-02 15:04"), b.UpdatedAt.Format("2006-01-02 15:04"))
-	if !b.PromotedAt.IsZero() {
-		fmt.Fprintf(w, " · promoted %s", b.PromotedAt.Format("2006-01-02"))
-	}
-	fmt.Fprintln(w)
-	return nil
-}
-
-func listOrNone(ids []string) string {
-	if len(ids) == 0 {
-		return "none"
-	}
-	return strings.Join(ids, ", ")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/consolidate"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/worker"
 )
@@ -34,11 +36,23 @@ type statusReport struct {
 	Pending       int             `json:"pending_captures"`
 	Episodes      int             `json:"episodes"`
 	Beliefs       map[string]int  `json:"beliefs"`
+	Consolidation consolidation   `json:"consolidation"`
 	SpoolFiles    int             `json:"spool_files"`
 	LastRun       *runReport      `json:"last_run"`
 	Extractor     string          `json:"extractor"`
 	Embedder      string          `json:"embedder"`
 	LastRunStats  json.RawMessage `json:"last_run_stats,omitempty"`
+	// MemoryFiles are the MEMORY.md files engram writes, measured against
+	// the client's limit.
+	MemoryFiles []promote.FileReport `json:"memory_files"`
+}
+
+// consolidation is where belief consolidation stands.
+type consolidation struct {
+	LastAt    time.Time `json:"last_at,omitzero"`
+	Pending   int       `json:"pending_episodes"`
+	Threshold int       `json:"episode_threshold"`
+	DueBy     time.Time `json:"due_by,omitzero"`
 }
 
 type runReport struct {
@@ -69,6 +83,17 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if r.Beliefs, err = s.db.BeliefCounts(ctx); err != nil {
 		return err
 	}
+	cp, err := consolidate.LoadCheckpoint(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	r.Consolidation = consolidation{LastAt: cp.At, Threshold: s.cfg.BeliefEpisodeThreshold}
+	if !cp.At.IsZero() {
+		r.Consolidation.DueBy = cp.At.Add(s.cfg.BeliefInterval)
+	}
+	if r.Consolidation.Pending, err = s.db.CountEpisodesAfter(ctx, cp.Seq); err != nil {
+		return err
+	}
 	files, _ := spool.List(s.cfg.SpoolDir())
 	r.SpoolFiles = len(files)
 	for _, suffix := range []string{"", "-wal"} {
@@ -83,6 +108,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		r.LastRunStats = run.Stats
 	}
 	r.Extractor, r.Embedder = worker.Describe(s.cfg)
+	if r.MemoryFiles, err = promote.Inspect(ctx, promote.LocationsFrom(s.cfg), s.db); err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -104,9 +132,26 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "captures:   %d (%d pending)\n", total, r.Pending)
 	fmt.Fprintf(e.stdout, "episodes:   %d\n", r.Episodes)
 	fmt.Fprintf(e.stdout, "beliefs:    %s\n", counts(r.Beliefs))
+	if c := r.Consolidation; c.LastAt.IsZero() {
+		fmt.Fprintf(e.stdout, "consolidation: never run; %d episodes waiting (it runs at the next worker cycle)\n", c.Pending)
+	} else {
+		fmt.Fprintf(e.stdout, "consolidation: last %s; %d of %d new episodes; due by %s at the latest\n",
+			c.LastAt.Format(time.RFC3339), c.Pending, c.Threshold, c.DueBy.Format(time.RFC3339))
+	}
 	fmt.Fprintf(e.stdout, "spool:      %d files\n", r.SpoolFiles)
 	fmt.Fprintf(e.stdout, "last run:   %s\n", last)
 	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
+	for i, m := range r.MemoryFiles {
+		label := "memory:    "
+		if i > 0 {
+			label = "           "
+		}
+		what := m.Kind
+		if m.Project != "" {
+			what += " " + m.Project
+		}
+		fmt.Fprintf(e.stdout, "%s %s (%s): %s\n", label, m.Path, what, m.Describe())
+	}
 	return nil
 }
 

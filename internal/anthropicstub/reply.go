@@ -31,6 +31,14 @@ func Call(name string, input any) Reply {
 	return Reply{ToolUses: []ToolUse{{Name: name, Input: input}}}
 }
 
+// LoadTools is a reply that calls ToolSearch to load deferred tools by
+// name ("select:a,b"), as a model must before it calls an MCP tool in
+// Claude Code 2.1.330; the client answers with tool_reference blocks (see
+// Block.References).
+func LoadTools(names ...string) Reply {
+	return Call("ToolSearch", map[string]string{"query": "select:" + strings.Join(names, ",")})
+}
+
 // Bash is a reply that calls the Bash tool.
 func Bash(command, description string) Reply {
 	return Call("Bash", map[string]string{"command": command, "description": description})

@@ -48,6 +48,12 @@ type Block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"-"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// ToolName is a tool_reference block's tool: what ToolSearch loads.
+	ToolName string `json:"tool_name,omitempty"`
+	// References lists the tools a tool_result refers to (its
+	// tool_reference blocks): a ToolSearch result names the deferred tools
+	// it loaded this way.
+	References []string `json:"-"`
 }
 
 // Tool is one tool offered to the model.
@@ -139,6 +145,19 @@ func (r *Request) LastToolResults() []Block {
 	return out
 }
 
+// LoadedTools lists the tools that tool_result blocks of the conversation
+// refer to: the deferred tools (MCP tools, in Claude Code 2.1.330) that
+// ToolSearch has loaded so far, in order.
+func (r *Request) LoadedTools() []string {
+	var out []string
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			out = append(out, b.References...)
+		}
+	}
+	return out
+}
+
 // Text joins the text blocks of a message.
 func (m Message) Text() string {
 	var parts []string
@@ -181,6 +200,7 @@ type wireBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
+	ToolName  string          `json:"tool_name"`
 }
 
 // decode fills the decoded fields from r.Body. Bodies that are not a
@@ -227,7 +247,7 @@ func decodeContent(raw json.RawMessage) ([]Block, error) {
 	out := make([]Block, 0, len(ws))
 	for _, w := range ws {
 		b := Block{Type: w.Type, Text: w.Text, ID: w.ID, Name: w.Name, Input: w.Input,
-			ToolUseID: w.ToolUseID, IsError: w.IsError}
+			ToolUseID: w.ToolUseID, IsError: w.IsError, ToolName: w.ToolName}
 		if w.Type == "tool_result" {
 			inner, err := decodeContent(w.Content)
 			if err != nil {
@@ -235,8 +255,11 @@ func decodeContent(raw json.RawMessage) ([]Block, error) {
 			}
 			var texts []string
 			for _, ib := range inner {
-				if ib.Type == "text" {
+				switch ib.Type {
+				case "text":
 					texts = append(texts, ib.Text)
+				case "tool_reference":
+					b.References = append(b.References, ib.ToolName)
 				}
 			}
 			b.Content = strings.Join(texts, "\n")

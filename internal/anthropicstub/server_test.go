@@ -456,3 +456,51 @@ func TestChunks(t *testing.T) {
 		}
 	}
 }
+
+func TestToolReferences(t *testing.T) {
+	srv := Start(t, func(r *Request) Reply {
+		if len(r.LoadedTools()) == 0 {
+			return LoadTools("mcp__x__a", "mcp__x__b")
+		}
+		return Text("loaded")
+	})
+	body := conversation("load the tools", 0, false)
+	body["messages"] = append(body["messages"].([]any),
+		map[string]any{"role": "assistant", "content": []any{
+			map[string]any{"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": map[string]any{"query": "select:mcp__x__a,mcp__x__b"}}}},
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "content": []any{
+				map[string]any{"type": "tool_reference", "tool_name": "mcp__x__a"},
+				map[string]any{"type": "tool_reference", "tool_name": "mcp__x__b"}}},
+			map[string]any{"type": "text", "text": "Tool loaded."}}},
+	)
+	post(t, srv, "/v1/messages", body)
+	r := srv.Requests()[0]
+	if got := r.LoadedTools(); !reflect.DeepEqual(got, []string{"mcp__x__a", "mcp__x__b"}) {
+		t.Fatalf("LoadedTools() = %q", got)
+	}
+	if res := r.LastToolResults(); len(res) != 1 || res[0].Content != "" || len(res[0].References) != 2 {
+		t.Fatalf("LastToolResults() = %+v", res)
+	}
+	if r.ToolRounds() != 1 {
+		t.Fatalf("ToolRounds() = %d", r.ToolRounds())
+	}
+
+	// The reply that loads them.
+	first := conversation("load the tools", 0, false)
+	resp := post(t, srv, "/v1/messages", first)
+	var m struct {
+		Content []struct {
+			Type, Name string
+			Input      map[string]string
+		}
+		StopReason string `json:"stop_reason"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	last := m.Content[len(m.Content)-1]
+	if m.StopReason != "tool_use" || last.Name != "ToolSearch" || last.Input["query"] != "select:mcp__x__a,mcp__x__b" {
+		t.Fatalf("LoadTools reply: %+v", m)
+	}
+}

@@ -64,6 +64,16 @@ type Config struct {
 	BeliefEpisodeThreshold  int           `split_words:"true" default:"20"`
 	BeliefInterval          time.Duration `split_words:"true" default:"4h"`
 	BeliefClusterSimilarity float64       `split_words:"true" default:"0.70"`
+
+	// Promote turns on writing the MEMORY.md files Claude Code loads
+	// (promoted beliefs, graduated episodes).
+	Promote bool `split_words:"true" default:"true"`
+	// GraduateImportance is the importance from which a global episode
+	// graduates into $ENGRAM_HOME/MEMORY.md.
+	GraduateImportance float64 `split_words:"true" default:"0.7"`
+	// CompressAfter is how long an episode must have gone unchanged and
+	// never recalled before its full context is dropped.
+	CompressAfter time.Duration `split_words:"true" default:"2160h"`
 }
 
 // Load reads the configuration from the process environment.
@@ -136,6 +146,10 @@ func (c *Config) validate() error {
 	positive("ENGRAM_SWEEP_WINDOW", int64(c.SweepWindow))
 	positive("ENGRAM_BELIEF_EPISODE_THRESHOLD", int64(c.BeliefEpisodeThreshold))
 	positive("ENGRAM_BELIEF_INTERVAL", int64(c.BeliefInterval))
+	positive("ENGRAM_COMPRESS_AFTER", int64(c.CompressAfter))
+	if c.GraduateImportance <= 0 || c.GraduateImportance > 1 {
+		errs = append(errs, fmt.Errorf("ENGRAM_GRADUATE_IMPORTANCE=%v: want a number in (0, 1]", c.GraduateImportance))
+	}
 	if c.BeliefClusterSimilarity <= 0 || c.BeliefClusterSimilarity > 1 {
 		errs = append(errs, fmt.Errorf("ENGRAM_BELIEF_CLUSTER_SIMILARITY=%v: want a number in (0, 1]", c.BeliefClusterSimilarity))
 	}

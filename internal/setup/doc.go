@@ -1,9 +1,10 @@
 // Package setup owns engram's installation: the two hooks in Claude Code's
-// settings.json, the CLAUDE.md line that imports engram's MEMORY.md, the
-// scheduler that runs `engram-worker run` (a systemd user timer, a launchd
-// agent, or a crontab line the user adds), and the reading of the worker's
-// env file. `engram-worker setup` and `uninstall` call Install and
-// Uninstall; the pieces are exported for `doctor` and tests.
+// settings.json, the MCP server in its user configuration file, the
+// CLAUDE.md line that imports engram's MEMORY.md, the scheduler that runs
+// `engram-worker run` (a systemd user timer, a launchd agent, or a crontab
+// line the user adds), and the reading of the worker's env file.
+// `engram-worker setup` and `uninstall` call Install and Uninstall; the
+// pieces are exported for `doctor` and tests.
 //
 // # The user's files stay theirs, byte for byte
 //
@@ -37,9 +38,15 @@
 // CLAUDE.md is written through only when its target lies inside the same
 // directory.
 //
-// A user-level MCP server entry would use the same machinery: appendItem on
-// the "mcpServers" object (creating it like "hooks"), recognised by its key,
-// with the same backup-and-reproduce rule for removal.
+// engram's MCP server (`engram-worker mcp`) is registered the same way as a
+// user-scope server in the file Claude Code reads those from (~/.claude.json,
+// or $CLAUDE_CONFIG_DIR/.claude.json; see UserConfigFile): appendItem on
+// "mcpServers" (created like "hooks"), the entry recognised by its key
+// "engram" and a command whose base name is engram-worker, with the same
+// backup-and-reproduce rule for removal. The client rewrites that file
+// itself (start-up counters, per-project state), so uninstall usually takes
+// the cut-out path there. An "engram" server that is not engram-worker is
+// the user's and is left alone.
 //
 // # Scheduling
 //

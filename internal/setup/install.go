@@ -43,6 +43,10 @@ type Options struct {
 	Label           string // launchd label; empty: DefaultLaunchdLabel
 	Run             Runner // empty: ExecRunner
 	Purge           bool   // Uninstall only: also delete ENGRAM_HOME
+	// UserConfig is Claude Code's user configuration file, where the MCP
+	// server is registered; empty: UserConfigFile, with CLAUDE_CONFIG_DIR
+	// taken as set when ClaudeConfigDir is not UserHome/.claude.
+	UserConfig string
 }
 
 // DefaultOptions is Options for the running user, with the binaries in
@@ -59,6 +63,7 @@ func DefaultOptions(cfg config.Config, binDir string) Options {
 	return Options{
 		BinDir: binDir, Home: cfg.Home, ClaudeConfigDir: cfg.ClaudeConfigDir,
 		UserHome: home, XDGConfigHome: xdg, UID: os.Getuid(),
+		UserConfig: UserConfigFile(cfg.ClaudeConfigDir, home, os.Getenv("CLAUDE_CONFIG_DIR") != ""),
 	}
 }
 
@@ -74,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.XDGConfigHome == "" && o.UserHome != "" {
 		o.XDGConfigHome = filepath.Join(o.UserHome, ".config")
+	}
+	if o.UserConfig == "" && o.UserHome != "" && o.ClaudeConfigDir != "" {
+		o.UserConfig = UserConfigFile(o.ClaudeConfigDir, o.UserHome, o.ClaudeConfigDir != filepath.Join(o.UserHome, ".claude"))
 	}
 	return o
 }
@@ -121,6 +129,7 @@ const (
 // Report says what Install or Uninstall did.
 type Report struct {
 	Settings  Change // settings.json hooks
+	MCP       Change // the MCP server in Claude Code's user configuration file
 	Import    Change // the CLAUDE.md import line
 	EnvFile   Change // the commented template ENGRAM_HOME/env
 	Scheduler SchedulerReport
@@ -138,7 +147,7 @@ type SchedulerReport struct {
 // String is the report for a person, one line per fact.
 func (r Report) String() string {
 	var b strings.Builder
-	for _, c := range append([]Change{r.Settings, r.Import, r.EnvFile}, r.Scheduler.Files...) {
+	for _, c := range append([]Change{r.Settings, r.MCP, r.Import, r.EnvFile}, r.Scheduler.Files...) {
 		if c.Path == "" {
 			continue
 		}
@@ -177,9 +186,10 @@ func (o Options) run(ctx context.Context, r *Report, name string, args ...string
 }
 
 // Install wires engram into Claude Code and schedules the worker, in this
-// order: the hooks in settings.json (a refusal there, such as invalid JSON,
-// stops everything before any change), the data directory and a commented
-// env template, the CLAUDE.md import line, the scheduler. Every step is
+// order: the hooks in settings.json and the MCP server in the user
+// configuration file (a refusal of either, such as invalid JSON, stops
+// everything before any change), the data directory and a commented env
+// template, the CLAUDE.md import line, the scheduler. Every step is
 // idempotent: running Install again changes nothing.
 func Install(ctx context.Context, opts Options) (Report, error) {
 	o := opts.withDefaults()
@@ -193,8 +203,18 @@ func Install(ctx context.Context, opts Options) (Report, error) {
 			return r, err
 		}
 	}
-	var err error
+	mcp, err := PlanMCP(o.UserConfig, o.workerPath())
+	if err != nil && !errors.Is(err, ErrSymlinkOutside) && !errors.Is(err, ErrMCPNameTaken) {
+		return r, err
+	}
+	mcpErr := err
 	if r.Settings, err = MergeHooks(o.settingsPath(), hooks); err != nil {
+		return r, err
+	}
+	if mcpErr != nil {
+		r.note("%v; to give Claude engram's memory tools, register it yourself: claude mcp add --scope user %s -- %s %s",
+			mcpErr, MCPServerName, o.workerPath(), MCPCommand)
+	} else if r.MCP, err = mcp.Apply(); err != nil {
 		return r, err
 	}
 	for _, d := range []string{o.Home, filepath.Join(o.Home, "logs")} {
@@ -348,6 +368,11 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 	var errs []error
 	var err error
 	if r.Settings, err = RemoveHooks(o.settingsPath(), HooksIn(o.BinDir)); err != nil {
+		errs = append(errs, err)
+	}
+	if r.MCP, err = RemoveMCP(o.UserConfig, o.workerPath()); errors.Is(err, ErrSymlinkOutside) {
+		r.note("%v; if it registers engram's MCP server, remove it yourself: claude mcp remove --scope user %s", err, MCPServerName)
+	} else if err != nil {
 		errs = append(errs, err)
 	}
 	if r.Import, err = RemoveImport(o.claudeMDPath(), ImportLine(o.Home, o.UserHome)); err != nil {

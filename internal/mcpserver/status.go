@@ -1,0 +1,169 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/setup"
+	"github.com/engram-memory/engram/internal/spool"
+	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
+)
+
+// StaleRun is the age of the last worker run past which status reports a
+// problem (the scheduler runs it every 15 minutes).
+const StaleRun = 2 * time.Hour
+
+// status is memory_status: the store's counts, the last run, the
+// extractor and embedder, and the problems `engram-worker doctor` would
+// find that can be seen from here without running anything (doctor also
+// checks the scheduler, the database's integrity and the LLM endpoint).
+func (s *Server) status(ctx context.Context, _ StatusInput) (string, error) {
+	now := s.opts.Now()
+	var b strings.Builder
+	var problems []string
+	problem := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+
+	fmt.Fprintf(&b, "engram status\nhome:       %s\n", s.cfg.Home)
+	if s.opts.Project != "" {
+		fmt.Fprintf(&b, "project:    %s\n", s.opts.Project)
+	}
+	db, err := s.store(ctx)
+	switch {
+	case errors.Is(err, errNoStore):
+		problem("%v", err)
+	case err != nil:
+		problem("the database %s cannot be opened: %v", s.cfg.DBPath(), err)
+	default:
+		if err := s.storeStatus(ctx, db, &b, problem, now); err != nil {
+			return "", err
+		}
+	}
+	extractor, embedder := worker.Describe(s.cfg)
+	fmt.Fprintf(&b, "extractor:  %s\nembedder:   %s\n", extractor, embedder)
+
+	if files, err := spool.List(s.cfg.SpoolDir()); err == nil && len(files) > 0 {
+		problem("%d capture file(s) wait in %s: the hooks could not reach the store; the worker's next run stores them", len(files), s.cfg.SpoolDir())
+	}
+	s.installProblems(problem)
+
+	if len(problems) == 0 {
+		b.WriteString("problems:   none found (engram-worker doctor also checks the scheduler, the database's integrity and the LLM endpoint)\n")
+	} else {
+		b.WriteString("problems:\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
+		b.WriteString("(engram-worker doctor checks the whole installation)\n")
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+func (s *Server) storeStatus(ctx context.Context, db *store.DB, b *strings.Builder, problem func(string, ...any), now time.Time) error {
+	eps, err := db.EpisodeCount(ctx)
+	if err != nil {
+		return err
+	}
+	beliefs, err := db.BeliefCounts(ctx)
+	if err != nil {
+		return err
+	}
+	caps, err := db.CaptureCounts(ctx)
+	if err != nil {
+		return err
+	}
+	run, ran, err := db.LastRun(ctx, "")
+	if err != nil {
+		return err
+	}
+	size := int64(0)
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(s.cfg.DBPath() + suffix); err == nil {
+			size += fi.Size()
+		}
+	}
+	fmt.Fprintf(b, "database:   %s (%.1f MB)\n", s.cfg.DBPath(), float64(size)/1e6)
+	fmt.Fprintf(b, "episodes:   %d\n", eps)
+	fmt.Fprintf(b, "beliefs:    %s\n", counts(beliefs))
+	fmt.Fprintf(b, "captures:   %s\n", counts(caps))
+	if !ran {
+		b.WriteString("last run:   never\n")
+		problem("the worker has never run: nothing captured is turned into memories until it does (engram-worker run)")
+		return nil
+	}
+	age := now.Sub(run.FinishedAt)
+	fmt.Fprintf(b, "last run:   %s (%s ago)", run.FinishedAt.In(now.Location()).Format(time.RFC3339), age.Round(time.Second))
+	if run.Error != "" {
+		fmt.Fprintf(b, ", failed: %s", run.Error)
+		problem("the last worker run failed: %s", run.Error)
+	}
+	b.WriteString("\n")
+	if age > StaleRun {
+		problem("the worker last ran %s ago, but its scheduler runs it every 15 minutes: is the scheduler installed and running?", age.Round(time.Minute))
+	}
+	if n := caps[store.CaptureFailed]; n > 0 {
+		problem("%d capture(s) failed to become episodes (see %s)", n, filepath.Join(s.cfg.LogDir(), "worker.log"))
+	}
+	return nil
+}
+
+// installProblems checks what setup installs: the hooks, the MCP
+// registration, and whether Claude Code loads MEMORY.md files.
+func (s *Server) installProblems(problem func(string, ...any)) {
+	settings := filepath.Join(s.cfg.ClaudeConfigDir, "settings.json")
+	hooks, err := setup.InstalledHooks(settings)
+	if err != nil {
+		problem("%s cannot be read: %v", settings, err)
+	} else {
+		for _, ev := range []string{"UserPromptSubmit", "Stop"} {
+			if hooks[ev] == "" {
+				problem("engram's %s hook is not in %s: run engram-worker setup", ev, settings)
+			}
+		}
+		if data, err := os.ReadFile(settings); err == nil {
+			var v struct {
+				AutoMemory *bool `json:"autoMemoryEnabled"`
+			}
+			if json.Unmarshal(data, &v) == nil && v.AutoMemory != nil && !*v.AutoMemory {
+				problem("autoMemoryEnabled is false in %s: Claude Code does not load the project MEMORY.md files engram writes", settings)
+			}
+		}
+	}
+	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
+		problem("CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code does not load the project MEMORY.md files engram writes")
+	}
+	path := s.opts.UserConfig
+	reg, err := setup.RegisteredMCP(path)
+	switch {
+	case err != nil:
+		problem("%s cannot be read: %v", path, err)
+	case !reg.Ours:
+		problem("engram's MCP server is not registered in %s (this session started it from another configuration): engram-worker setup registers it for every session", path)
+	}
+}
+
+// counts renders a map of counts as "total (k n, …)".
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	total := 0
+	for k, n := range m {
+		keys = append(keys, k)
+		total += n
+	}
+	if total == 0 {
+		return "0"
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}

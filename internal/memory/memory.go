@@ -1,0 +1,220 @@
+// Package memory owns what the command line and the MCP server do to one
+// stored memory, an episode (ep_…) or a belief (bl_…): check its id, load
+// it, render it in full (its card), record the access that reading it in
+// full is, and forget it.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Id prefixes.
+const (
+	EpisodePrefix = "ep_"
+	BeliefPrefix  = "bl_"
+)
+
+// maxIDLen bounds an id: store ids are 15 bytes; imported ones may differ,
+// but never by this much.
+const maxIDLen = 64
+
+// ErrBadID is wrapped by CheckID's error.
+var ErrBadID = errors.New("want ep_… (an episode) or bl_… (a belief)")
+
+// CheckID accepts an episode or belief id: the prefix, then letters,
+// digits, '_' or '-'.
+func CheckID(id string) error {
+	if !strings.HasPrefix(id, EpisodePrefix) && !strings.HasPrefix(id, BeliefPrefix) || len(id) <= len(EpisodePrefix) || len(id) > maxIDLen {
+		return fmt.Errorf("id %q: %w", id, ErrBadID)
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("id %q: %w", id, ErrBadID)
+		}
+	}
+	return nil
+}
+
+// IsBelief reports whether id names a belief.
+func IsBelief(id string) bool { return strings.HasPrefix(id, BeliefPrefix) }
+
+// NotFoundError is the error for an id the store does not hold. It matches
+// store.ErrNotFound.
+type NotFoundError struct {
+	Kind string // "episode" or "belief"
+	ID   string
+}
+
+func (e *NotFoundError) Error() string { return "no " + e.Kind + " " + e.ID }
+
+// Is makes errors.Is(err, store.ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == store.ErrNotFound }
+
+// Card is one memory in full: exactly one of the fields is set.
+type Card struct {
+	Episode *episode.Episode
+	Belief  *belief.Belief
+}
+
+// ID is the card's memory id.
+func (c Card) ID() string {
+	if c.Belief != nil {
+		return c.Belief.ID
+	}
+	if c.Episode != nil {
+		return c.Episode.ID
+	}
+	return ""
+}
+
+// Load reads the memory id names. An unknown id is a *NotFoundError.
+func Load(ctx context.Context, db *store.DB, id string) (Card, error) {
+	if IsBelief(id) {
+		b, err := db.GetBelief(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return Card{}, &NotFoundError{"belief", id}
+		}
+		if err != nil {
+			return Card{}, err
+		}
+		return Card{Belief: &b}, nil
+	}
+	ep, err := db.GetEpisode(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Card{}, &NotFoundError{"episode", id}
+	}
+	if err != nil {
+		return Card{}, err
+	}
+	return Card{Episode: &ep}, nil
+}
+
+// Write renders a card as text. It is the card of an expansion: the access
+// count shown includes the access the expansion records.
+func Write(w io.Writer, c Card) {
+	switch {
+	case c.Belief != nil:
+		writeBelief(w, *c.Belief)
+	case c.Episode != nil:
+		writeEpisode(w, *c.Episode)
+	}
+}
+
+func writeEpisode(w io.Writer, ep episode.Episode) {
+	fmt.Fprintf(w, "%s  %s · %s · importance %.2f · %s scope", ep.ID, ep.Type, ep.OccurredAt.Format("2006-01-02 15:04"), ep.Importance, ep.Scope)
+	if ep.Project != "" {
+		fmt.Fprintf(w, " · project %s (%s)", ep.Project, ep.ProjectPath)
+	}
+	fmt.Fprintf(w, "\nsummary:   %s\n", ep.Summary)
+	if len(ep.Entities) > 0 {
+		fmt.Fprintf(w, "entities:  %s\n", strings.Join(ep.Entities, ", "))
+	}
+	for _, sig := range ep.Signals {
+		fmt.Fprintf(w, "signal:    %s %q (polarity %+d) %s\n", sig.Kind, sig.Subject, sig.Polarity, sig.Text)
+	}
+	fmt.Fprintf(w, "sessions:  %s\naccess:    %d times, stability %.2f days\nextractor: %s · embedder %s\n\n%s\n",
+		strings.Join(ep.SessionIDs, ", "), ep.AccessCount+1, ep.Stability, ep.Extractor, ep.Embedder, ep.Context)
+}
+
+func writeBelief(w io.Writer, b belief.Belief) {
+	fmt.Fprintf(w, "%s  %s · %s scope", b.ID, b.Status, b.Scope)
+	if b.Project != "" {
+		fmt.Fprintf(w, " · project %s (%s)", b.Project, b.ProjectPath)
+	}
+	fmt.Fprintf(w, "\nstatement:  %s\n", b.Statement)
+	fmt.Fprintf(w, "structured: subject %q · predicate %q · context %q · timeframe %s\n", b.Subject, b.Predicate, b.Context, b.Timeframe)
+	fmt.Fprintf(w, "confidence: %.2f (α %.0f, β %.0f) · evidence %d · stability %.2f days\n", b.Confidence(), b.Alpha, b.Beta, b.EvidenceCount, b.Stability)
+	fmt.Fprintf(w, "supporting:    %s\n", listOrNone(b.Supporting))
+	fmt.Fprintf(w, "contradicting: %s\n", listOrNone(b.Contradicting))
+	if len(b.Partial) > 0 {
+		fmt.Fprintf(w, "partial:       %s\n", listOrNone(b.Partial))
+	}
+	if b.ParentID != "" {
+		fmt.Fprintf(w, "parent:        %s\n", b.ParentID)
+	}
+	if len(b.Children) > 0 {
+		fmt.Fprintf(w, "children:      %s\n", listOrNone(b.Children))
+	}
+	for _, r := range b.Revisions {
+		fmt.Fprintf(w, "revised %s: %q (was %.2f): %s\n", r.Timestamp.Format("2006-01-02"), r.OldStatement, r.OldConfidence, r.Reason)
+	}
+	fmt.Fprintf(w, "created %s · updated %s", b.CreatedAt.Format("2006-01-02 15:04"), b.UpdatedAt.Format("2006-01-02 15:04"))
+	if !b.PromotedAt.IsZero() {
+		fmt.Fprintf(w, " · promoted %s", b.PromotedAt.Format("2006-01-02"))
+	}
+	fmt.Fprintln(w)
+}
+
+func listOrNone(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// RecordAccess counts one expansion of id: access count, last access and
+// stability (the spaced-repetition rule), in the store. When the store
+// cannot take the write (the worker holds it past the busy timeout), the
+// access goes to the access log instead, which the worker folds in at its
+// next run, the way the prompt hook's accesses do; logged is then true.
+func RecordAccess(ctx context.Context, db *store.DB, home, id string, now time.Time) (logged bool, err error) {
+	_, dbErr := db.RecordAccesses(ctx, []store.Access{{ID: id, At: now}})
+	if dbErr == nil {
+		return false, nil
+	}
+	if err := recall.RecordInjected(home, "", []string{id}, now); err != nil {
+		return false, errors.Join(dbErr, err)
+	}
+	return true, nil
+}
+
+// ErrNotRewritten is wrapped by Forget's error when the memories are gone
+// from the store but the recollection files still hold them (the next
+// worker run rewrites them).
+var ErrNotRewritten = errors.New("forgotten, but the recollection files could not be rewritten (the next run will)")
+
+// Forget removes memories with their index entries, then rewrites the
+// recollection files so that the prompt hook never injects them again (a
+// line promoted to MEMORY.md goes at the worker's next MEMORY.md cycle).
+// Every id is checked first: an unknown one forgets nothing. It returns what was forgotten; with an error wrapping
+// ErrNotRewritten, that is everything asked for.
+func Forget(ctx context.Context, db *store.DB, home string, ids []string, now time.Time) ([]Card, error) {
+	cards := make([]Card, 0, len(ids))
+	for _, id := range ids {
+		c, err := Load(ctx, db, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("no memory with id %s; nothing was forgotten", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		cards = append(cards, c)
+	}
+	var done []Card
+	for _, c := range cards {
+		var err error
+		if c.Belief != nil {
+			err = db.DeleteBelief(ctx, c.Belief.ID)
+		} else {
+			err = db.DeleteEpisode(ctx, c.Episode.ID)
+		}
+		if err != nil {
+			return done, err
+		}
+		done = append(done, c)
+	}
+	if _, err := recall.Build(ctx, db, home, recall.BuildOptions{}, now); err != nil {
+		return done, fmt.Errorf("%w: %w", ErrNotRewritten, err)
+	}
+	return done, nil
+}

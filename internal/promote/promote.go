@@ -1,0 +1,507 @@
+// Package promote writes what engram has learnt into the MEMORY.md files
+// Claude Code really loads, and keeps the store small:
+//
+//   - belief promotion: the most trusted beliefs go into a marked block at
+//     the top of the project's auto-memory MEMORY.md
+//     ($CLAUDE_CONFIG_DIR/projects/<sanitized git root>/memory/, or the
+//     autoMemoryDirectory setting) or of engram's global MEMORY.md
+//     ($ENGRAM_HOME/MEMORY.md, loaded through the import line setup puts in
+//     CLAUDE.md); beliefs that lose confidence become "former beliefs",
+//     then leave;
+//   - graduation: important global episodes go into dated sections of the
+//     global MEMORY.md, whose oldest sections move to
+//     $ENGRAM_HOME/archive/YYYY-MM.md so that the file stays within the
+//     200 lines (and about 25 KB) the client loads;
+//   - compression: old episodes nobody ever recalled lose their full
+//     context and keep a shorter summary (still found by full-text search).
+//
+// Everything outside engram's markers is kept byte for byte, and every
+// write is safe against Claude Code writing the same file (see fileUpdate).
+package promote
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/gitroot"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// The rules of promotion.
+const (
+	// PromoteConfidence and PromoteEvidence make an active belief eligible.
+	PromoteConfidence = 0.7
+	PromoteEvidence   = 3
+	// RemoveConfidence: a former belief below it leaves the file.
+	RemoveConfidence = 0.5
+	// FormerFor is how long a former belief stays shown at most.
+	FormerFor = 30 * 24 * time.Hour
+	// MaxActive and MaxFormer cap the bullets of one block.
+	MaxActive = 10
+	MaxFormer = 5
+)
+
+// DefaultGraduateImportance is ENGRAM_GRADUATE_IMPORTANCE's default.
+const DefaultGraduateImportance = 0.7
+
+// Limits of the other steps.
+const (
+	// graduateBatch bounds the episodes graduated in one cycle.
+	graduateBatch = 20
+	// compressBatch and compressRounds bound the episodes compressed in one
+	// cycle.
+	compressBatch  = 500
+	compressRounds = 4
+	// Rune limits of the rendered texts.
+	statementMax         = 300
+	graduatedSummaryMax  = 240
+	compressedSummaryMax = 160
+)
+
+// Options tune one pass.
+type Options struct {
+	Locations Locations
+	// Write turns on writing MEMORY.md files (promotion and graduation).
+	Write bool
+	// GraduateImportance is the importance from which a global episode
+	// graduates; less important episodes may be compressed.
+	GraduateImportance float64
+	// CompressAfter is how long an episode must have gone unchanged and
+	// never recalled before it is compressed (0: never).
+	CompressAfter time.Duration
+	Now           time.Time
+	Log           *slog.Logger
+}
+
+// OptionsFrom builds the options of a worker cycle.
+func OptionsFrom(cfg config.Config, log *slog.Logger, now time.Time) Options {
+	return Options{Locations: LocationsFrom(cfg), Write: cfg.Promote, GraduateImportance: cfg.GraduateImportance,
+		CompressAfter: cfg.CompressAfter, Now: now, Log: log}
+}
+
+// Stats is what one pass did.
+type Stats struct {
+	Graduated  int `json:"graduated"`
+	Compressed int `json:"compressed"`
+	Promoted   int `json:"promoted"`
+	Demoted    int `json:"demoted"`
+	Removed    int `json:"removed"`
+	// Archived counts the dated sections moved to the archive.
+	Archived int `json:"archived_sections,omitempty"`
+	// Files counts the MEMORY.md files rewritten.
+	Files int `json:"files_written,omitempty"`
+	// Retries counts the times another program (Claude Code) had written
+	// a file while engram was writing it: engram started again from that
+	// write rather than lose it.
+	Retries int `json:"retries,omitempty"`
+	// Problems lists the files left alone and why.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Run is the promotion step of a worker cycle: compression, then every
+// MEMORY.md (the global one with its graduation). A file that cannot be
+// written (a symlink out of its directory, a file another program keeps
+// rewriting) is reported in Stats.Problems and left for the next cycle;
+// only a failing store is an error.
+func Run(ctx context.Context, db *store.DB, opt Options) (Stats, error) {
+	var st Stats
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	if opt.GraduateImportance <= 0 {
+		opt.GraduateImportance = DefaultGraduateImportance
+	}
+	var err error
+	if st.Compressed, err = compress(ctx, db, opt); err != nil {
+		return st, err
+	}
+	if opt.Write {
+		if err := promoteAll(ctx, db, opt, &st); err != nil {
+			return st, err
+		}
+	}
+	opt.Log.Info("promotion", "graduated", st.Graduated, "compressed", st.Compressed, "promoted", st.Promoted,
+		"demoted", st.Demoted, "removed", st.Removed, "archived_sections", st.Archived, "files_written", st.Files,
+		"problems", len(st.Problems))
+	return st, nil
+}
+
+// target is one MEMORY.md and the beliefs that concern it.
+type target struct {
+	path       string
+	dir        string // the directory it must stay in
+	kind       string // global | project
+	root       string // the project's git root ("" for the global file or a shared directory)
+	graduation bool
+	// beliefs are those whose file this is now, and those shown in it.
+	beliefs []store.PromotionBelief
+}
+
+const (
+	kindGlobal  = "global"
+	kindProject = "project"
+)
+
+// promoteAll gathers the targets and updates each.
+func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error {
+	loc := opt.Locations
+	rows, err := db.PromotionCandidates(ctx, PromoteConfidence, PromoteEvidence)
+	if err != nil {
+		return err
+	}
+	files, err := db.MemoryFiles(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]store.MemoryFile{}
+	for _, f := range files {
+		known[f.Path] = f
+	}
+	targets := map[string]*target{}
+	get := func(path, root string) *target {
+		if t, ok := targets[path]; ok {
+			return t
+		}
+		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root}
+		if path == loc.GlobalFile() {
+			t.kind, t.root, t.dir, t.graduation = kindGlobal, "", loc.EngramHome, true
+		} else if loc.AutoMemoryDir != "" && filepath.Dir(path) == loc.AutoMemoryDir {
+			t.root = "" // shared by every project
+		} else if root == "" {
+			t.root = known[path].Root
+		}
+		targets[path] = t
+		return t
+	}
+	get(loc.GlobalFile(), "")
+	for _, f := range files {
+		get(f.Path, f.Root)
+	}
+	cur := map[string]string{} // belief id -> its MEMORY.md now ("" for none)
+	why := map[string]string{}
+	var stray []store.PromotionChange
+	for _, b := range rows {
+		path, root, reason := currentTarget(loc, b)
+		cur[b.ID], why[b.ID] = path, reason
+		if path != "" {
+			t := get(path, root)
+			t.beliefs = append(t.beliefs, b)
+		}
+		if b.Shown() && b.PromotedTo != path {
+			t := get(b.PromotedTo, "")
+			t.beliefs = append(t.beliefs, b)
+		}
+		if !b.Shown() && (!b.PromotedAt.IsZero() || !b.DemotedAt.IsZero() || b.PromotedTo != "") {
+			// Marked promoted without a file (an imported export): clear
+			// it; the target promotes it afresh if it qualifies.
+			stray = append(stray, store.PromotionChange{ID: b.ID, Op: store.OpRemove, From: b.PromotedTo})
+		}
+	}
+	if len(stray) > 0 {
+		if err := db.ApplyPromotion(ctx, store.MemoryFile{}, stray, opt.Now); err != nil {
+			return err
+		}
+	}
+	paths := make([]string, 0, len(targets))
+	for p := range targets {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		t := targets[p]
+		if t.kind == kindProject && t.root != "" {
+			if fi, err := os.Stat(t.root); err != nil || !fi.IsDir() {
+				opt.Log.Debug("promotion: project directory gone, its MEMORY.md left alone", "root", t.root, "file", t.path)
+				continue
+			}
+		}
+		if err := updateTarget(ctx, db, opt, t, cur, why, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eligible reports whether a belief qualifies for promotion by itself
+// (where it would go aside).
+func eligible(b store.PromotionBelief) bool {
+	return b.Status == belief.StatusActive && b.Confidence() >= PromoteConfidence && b.EvidenceCount >= PromoteEvidence
+}
+
+// score ranks eligible beliefs: confidence × ln(1 + evidence).
+func score(b store.PromotionBelief) float64 {
+	return b.Confidence() * math.Log(1+float64(max(b.EvidenceCount, 0)))
+}
+
+// updateTarget rewrites one MEMORY.md and records what it now shows. A
+// file that cannot be written is a problem of the pass, not an error.
+func updateTarget(ctx context.Context, db *store.DB, opt Options, t *target, cur, why map[string]string, st *Stats) error {
+	var plan beliefPlan
+	var grad graduation
+	var candidates []episode.Episode
+	if t.graduation {
+		var err error
+		if candidates, err = db.GraduationCandidates(ctx, opt.GraduateImportance, graduateBatch); err != nil {
+			return err
+		}
+	}
+	label := opt.Locations.AutoMemoryDir != "" && filepath.Dir(t.path) == opt.Locations.AutoMemoryDir
+	var damage []string
+	u := &fileUpdate{path: t.path, dir: t.dir}
+	u.compute = func(old []byte, exists bool) ([]byte, error) {
+		d := parse(string(old), t.graduation)
+		damage = d.damage
+		lineRoom := LineLimit - countLines(d.foreign)
+		byteRoom := ByteLimit - len(d.foreign)
+		plan = planBeliefs(t, cur, why, opt.Now, label, func(block string) bool {
+			return countLines(block) <= min(BeliefBlockMaxLines, lineRoom) && len(block) <= byteRoom
+		}, d.nl)
+		grad = graduation{}
+		var episodes string
+		if t.graduation {
+			grad = graduate(d.sections, candidates, opt.Now, func(block string) bool {
+				return countLines(block) <= lineRoom-countLines(plan.block) && len(block) <= byteRoom-len(plan.block)
+			}, d.nl)
+			episodes = grad.block
+		}
+		if !exists && plan.block == "" && episodes == "" {
+			return old, nil
+		}
+		return []byte(plan.block + episodes + d.foreign), nil
+	}
+	u.beforeReplace = func() error {
+		if len(grad.archive) == 0 {
+			return nil
+		}
+		return archive(ctx, opt.Locations, grad.archive, grad.nl)
+	}
+	changed, err := u.run(ctx)
+	st.Retries += u.retries
+	if err != nil {
+		p := fmt.Sprintf("%s: %v", t.path, err)
+		opt.Log.Warn("promotion: MEMORY.md left alone", "file", t.path, "err", err)
+		st.Problems = append(st.Problems, p)
+		return nil
+	}
+	for _, dmg := range damage {
+		opt.Log.Warn("promotion: repaired damaged markers", "file", t.path, "damage", dmg)
+	}
+	file := store.MemoryFile{}
+	if changed {
+		file = store.MemoryFile{Path: t.path, Kind: t.kind, Root: t.root}
+		st.Files++
+	}
+	if err := db.ApplyPromotion(ctx, file, plan.changes, opt.Now); err != nil {
+		return err
+	}
+	for _, ev := range plan.events {
+		opt.Log.Info("promotion: belief "+ev.what, "id", ev.id, "file", t.path, "why", ev.why)
+	}
+	st.Promoted += plan.promoted
+	st.Demoted += plan.demoted
+	st.Removed += plan.removed
+	if t.graduation {
+		if err := db.MarkGraduated(ctx, grad.graduated, opt.Now); err != nil {
+			return err
+		}
+		st.Graduated += len(grad.graduated)
+		st.Archived += len(grad.archive)
+		for _, s := range grad.archive {
+			opt.Log.Info("promotion: section archived", "date", s.date, "bullets", len(s.bullets))
+		}
+	}
+	return nil
+}
+
+// beliefPlan is the belief block of one file and what it changes.
+type beliefPlan struct {
+	block                      string
+	changes                    []store.PromotionChange
+	promoted, demoted, removed int
+	events                     []event
+}
+
+type event struct{ id, what, why string }
+
+// planBeliefs decides the belief block of t: the eligible beliefs ranked
+// by score (at most MaxActive), then the former ones, most recently
+// demoted first (at most MaxFormer), as many as fit (former ones give way
+// first). A shown belief that is no longer eligible becomes former; a
+// former one leaves when its confidence falls below RemoveConfidence, its
+// status is no longer active, or it was demoted FormerFor ago. Both rules
+// apply one cycle apart, so a demotion is always shown once. A former
+// belief that qualifies again is promoted again.
+func planBeliefs(t *target, cur, why map[string]string, now time.Time, label bool, fits func(string) bool, nl string) beliefPlan {
+	var p beliefPlan
+	type former struct {
+		b   store.PromotionBelief
+		new bool
+	}
+	var active []store.PromotionBelief
+	var formers []former
+	remove := func(b store.PromotionBelief, what, reason string) {
+		p.changes = append(p.changes, store.PromotionChange{ID: b.ID, Op: store.OpRemove, From: b.PromotedTo})
+		p.removed++
+		p.events = append(p.events, event{b.ID, what, reason})
+	}
+	seen := map[string]bool{}
+	for _, b := range t.beliefs {
+		if seen[b.ID] {
+			continue
+		}
+		seen[b.ID] = true
+		here := cur[b.ID] == t.path
+		shownHere := b.Shown() && b.PromotedTo == t.path
+		wasFormer := shownHere && !b.DemotedAt.IsZero()
+		switch {
+		case here && eligible(b):
+			active = append(active, b)
+		case shownHere && !here:
+			reason := why[b.ID]
+			if reason == "" {
+				reason = "it now belongs in " + cur[b.ID]
+			}
+			remove(b, "removed", reason)
+		case shownHere && !wasFormer:
+			b.DemotedAt = now
+			formers = append(formers, former{b, true})
+		case wasFormer:
+			c := b.Confidence()
+			switch {
+			case c < RemoveConfidence:
+				remove(b, "removed", fmt.Sprintf("confidence %.2f is below %.2f", c, RemoveConfidence))
+			case b.Status != belief.StatusActive:
+				remove(b, "removed", "status "+b.Status)
+			case now.Sub(b.DemotedAt) >= FormerFor:
+				remove(b, "removed", "demoted on "+b.DemotedAt.Format(time.DateOnly))
+			default:
+				b.DemotedAt = b.DemotedAt.In(now.Location())
+				formers = append(formers, former{b, false})
+			}
+		}
+	}
+	slices.SortFunc(active, func(a, b store.PromotionBelief) int {
+		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
+			a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	slices.SortFunc(formers, func(a, b former) int {
+		return cmp.Or(b.b.DemotedAt.Compare(a.b.DemotedAt), cmp.Compare(b.b.PromotedConfidence, a.b.PromotedConfidence),
+			cmp.Compare(a.b.ID, b.b.ID))
+	})
+	activeLines := make([]string, len(active))
+	for i, b := range active {
+		activeLines[i] = activeBullet(b, label)
+	}
+	formerLines := make([]string, len(formers))
+	for i, f := range formers {
+		formerLines[i] = formerBullet(f.b, label)
+	}
+	nA, nF := min(MaxActive, len(active)), min(MaxFormer, len(formers))
+	for {
+		p.block = renderBeliefs(activeLines[:nA], formerLines[:nF], nl)
+		if p.block == "" || fits(p.block) {
+			break
+		}
+		if nF > 0 {
+			nF--
+		} else {
+			nA--
+		}
+	}
+	for i, b := range active {
+		shownActive := b.Shown() && b.PromotedTo == t.path && b.DemotedAt.IsZero()
+		switch {
+		case i < nA && shownActive:
+			p.changes = append(p.changes, store.PromotionChange{ID: b.ID, Op: store.OpKeep, From: b.PromotedTo, Confidence: b.Confidence()})
+		case i < nA:
+			p.changes = append(p.changes, store.PromotionChange{ID: b.ID, Op: store.OpPromote, Target: t.path, Confidence: b.Confidence()})
+			p.promoted++
+			what := "promoted"
+			if b.PromotedTo == t.path {
+				what = "promoted again"
+			}
+			p.events = append(p.events, event{b.ID, what, fmt.Sprintf("confidence %.2f, evidence %d", b.Confidence(), b.EvidenceCount)})
+		case b.PromotedTo == t.path && b.Shown():
+			remove(b, "removed", "no room: higher-ranked beliefs fill the block")
+		}
+	}
+	for i, f := range formers {
+		switch {
+		case i < nF && f.new:
+			p.changes = append(p.changes, store.PromotionChange{ID: f.b.ID, Op: store.OpDemote, From: f.b.PromotedTo})
+			p.demoted++
+			reason := fmt.Sprintf("confidence %.2f", f.b.Confidence())
+			if f.b.Status != belief.StatusActive {
+				reason = "status " + f.b.Status
+			}
+			p.events = append(p.events, event{f.b.ID, "demoted", reason})
+		case i >= nF:
+			remove(f.b, "removed", "no room for more former beliefs")
+		}
+	}
+	return p
+}
+
+// activeBullet renders "- <statement> (confidence: 0.85, evidence: 7)".
+func activeBullet(b store.PromotionBelief, label bool) string {
+	return fmt.Sprintf("- %s (%sconfidence: %.2f, evidence: %d)", oneLine(b.Statement, statementMax), projectLabel(b, label),
+		b.Confidence(), b.EvidenceCount)
+}
+
+// formerBullet renders
+// "- [NO LONGER TRUE] <statement> (was: 0.78, now: 0.45, demoted: 2026-02-20)".
+func formerBullet(b store.PromotionBelief, label bool) string {
+	was := b.PromotedConfidence
+	if was <= 0 {
+		was = b.Confidence()
+	}
+	return fmt.Sprintf("- [NO LONGER TRUE] %s (%swas: %.2f, now: %.2f, demoted: %s)", oneLine(b.Statement, statementMax),
+		projectLabel(b, label), was, b.Confidence(), b.DemotedAt.Format(time.DateOnly))
+}
+
+// projectLabel names a project belief's project in a MEMORY.md every
+// project shares (an autoMemoryDirectory).
+func projectLabel(b store.PromotionBelief, label bool) string {
+	if !label || b.Scope != episode.ScopeProject {
+		return ""
+	}
+	name := b.Project
+	if name == "" {
+		name = gitroot.Name(b.ProjectPath)
+	}
+	name = strings.NewReplacer(",", " ", "(", " ", ")", " ").Replace(oneLine(name, 60))
+	return "project: " + name + ", "
+}
+
+// currentTarget is the MEMORY.md a belief belongs in now, or "" with the
+// reason it has none.
+func currentTarget(loc Locations, b store.PromotionBelief) (path, root, why string) {
+	switch b.Scope {
+	case episode.ScopeGlobal:
+		return loc.GlobalFile(), "", ""
+	case episode.ScopeProject:
+		if b.ProjectPath == "" {
+			return "", "", "orphaned: a project belief without a project path"
+		}
+		root, ok := ProjectRoot(b.ProjectPath)
+		if !ok {
+			return "", "", "its project directory " + b.ProjectPath + " no longer exists"
+		}
+		return loc.ProjectFile(root), root, ""
+	}
+	return "", "", "unknown scope " + b.Scope
+}
