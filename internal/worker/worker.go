@@ -20,6 +20,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -50,6 +51,7 @@ type Stats struct {
 	Beliefs       consolidate.Stats `json:"beliefs"`
 	Recall        recall.BuildStats `json:"recall"`
 	Neighbours    int               `json:"neighbour_files"`
+	Promotion     promote.Stats     `json:"promotion"`
 	Millis        int64             `json:"ms"`
 }
 
@@ -101,6 +103,9 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 		return st, fmt.Errorf("session neighbours: %w", err)
 	}
 	recall.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
+	if st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now())); err != nil {
+		return st, fmt.Errorf("promotion: %w", err)
+	}
 	return st, nil
 }
 
