@@ -52,7 +52,7 @@ func TestKilledWorkerLosesAndDuplicatesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	const n = 800
+	const n = 2500
 	h := newHome(t)
 	db := h.db(t)
 	seedCaptures(t, db, n)
@@ -61,7 +61,7 @@ func TestKilledWorkerLosesAndDuplicatesNothing(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	// Kill at growing, jittered delays: early ones hit start-up and the
 	// first batches, later ones every stage of the ingest.
-	for delay := 5 * time.Millisecond; delay < 5*time.Second; delay += time.Duration(5+rng.Intn(30)) * time.Millisecond {
+	for delay := 5 * time.Millisecond; delay < 5*time.Second; delay += time.Duration(2+rng.Intn(12)) * time.Millisecond {
 		cmd := h.command("run")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -104,6 +104,12 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures, st.Ingest.Captures, st.Ingest.Episodes,
 			st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed, st.Millis)
 		fmt.Fprintln(e.stdout, beliefLine(st.Beliefs))
+		p := st.Promotion
+		fmt.Fprintf(e.stdout, "MEMORY.md: %d promoted, %d demoted, %d removed, %d graduated, %d compressed, %d files written\n",
+			p.Promoted, p.Demoted, p.Removed, p.Graduated, p.Compressed, p.Files)
+		for _, problem := range p.Problems {
+			fmt.Fprintf(e.stdout, "MEMORY.md: left alone: %s\n", problem)
+		}
 	}
 	return nil
 }
