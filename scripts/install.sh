@@ -1,6 +1,7 @@
 #!/bin/sh
 # Build engram with the local Go toolchain, install the three binaries into
-# $PREFIX/bin (default ~/.local/bin), and run a first worker cycle.
+# $PREFIX/bin (default ~/.local/bin), wire them into Claude Code
+# (engram-worker setup) and run a first worker cycle.
 # Needs no root and nothing but Go. Re-running it upgrades in place.
 set -eu
 
@@ -10,34 +11,75 @@ root=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 prefix=${PREFIX:-"$HOME/.local"}
 bindir="$prefix/bin"
 
+say() { printf 'engram: %s\n' "$*"; }
+die() {
+	printf 'engram: %s\n' "$*" >&2
+	exit 1
+}
+
+# Go: on PATH, or in one of the usual places.
 if ! command -v go >/dev/null 2>&1; then
-	for d in /usr/local/go/bin "$HOME/go/bin" "$HOME/sdk/go/bin"; do
-		[ -x "$d/go" ] && PATH="$d:$PATH" && break
+	for d in /usr/local/go/bin "$HOME/go/bin" "$HOME/sdk/go/bin" "$HOME/.local/go/bin"; do
+		if [ -x "$d/go" ]; then
+			PATH="$d:$PATH"
+			say "using the Go in $d (it is not on your PATH)"
+			break
+		fi
 	done
 fi
-if ! command -v go >/dev/null 2>&1; then
-	echo "engram: Go is not installed (need Go $need_major.$need_minor or newer): see https://go.dev/doc/install" >&2
-	exit 1
-fi
-gov=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
-major=$(echo "$gov" | cut -d. -f1)
-minor=$(echo "$gov" | cut -d. -f2)
-if [ "${major:-0}" -lt $need_major ] || { [ "$major" -eq $need_major ] && [ "${minor:-0}" -lt $need_minor ]; }; then
-	echo "engram: Go $gov is too old (need $need_major.$need_minor or newer)" >&2
-	exit 1
-fi
+command -v go >/dev/null 2>&1 ||
+	die "Go is not installed (or not on your PATH). engram is built from source with Go $need_major.$need_minor or newer: install it (https://go.dev/doc/install), then run $0 again."
+gobin=$(command -v go)
+gov=$(go env GOVERSION 2>/dev/null || true)
+case $gov in
+go[0-9]*)
+	ver=${gov#go}
+	major=${ver%%.*}
+	major=${major%%[!0-9]*}
+	rest=${ver#*.}
+	minor=${rest%%[!0-9]*}
+	if [ "${major:-0}" -lt "$need_major" ] ||
+		{ [ "$major" -eq "$need_major" ] && [ "${minor:-0}" -lt "$need_minor" ]; }; then
+		die "$gobin is Go $ver, too old: engram needs Go $need_major.$need_minor or newer. Install a newer Go (https://go.dev/doc/install), or let Go 1.21 or newer fetch the right toolchain: GOTOOLCHAIN=go$need_major.$need_minor.0 $0"
+	fi
+	;;
+devel*) ver=$gov ;; # a development build: assume it is recent
+*) die "could not tell which Go $gobin is (go env GOVERSION printed \"$gov\"); engram needs Go $need_major.$need_minor or newer" ;;
+esac
 
 mkdir -p "$bindir"
-version=$(git -C "$root" describe --always --dirty 2>/dev/null || echo dev)
-echo "engram: building $version with Go $gov into $bindir"
+bindir=$(CDPATH= cd -- "$bindir" && pwd)
+version=$(git -C "$root" describe --always --dirty 2>/dev/null) || version=dev
+say "building engram $version with Go $ver into $bindir"
+modcache=$(go env GOMODCACHE 2>/dev/null || true)
+if [ ! -d "$modcache/modernc.org" ]; then
+	say "(a first build downloads the Go modules engram needs and takes a few minutes)"
+fi
 cd "$root"
+trap 'rm -f "$bindir"/.engram-*.tmp.$$' EXIT
+# Build all three first, then rename them into place: a failed build leaves
+# the installed version whole, and a running hook keeps its old binary.
 for b in hook-stop hook-userprompt worker; do
-	tmp="$bindir/.engram-$b.tmp.$$"
-	go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$tmp" "./cmd/$b"
-	mv -f "$tmp" "$bindir/engram-$b" # rename: a running hook keeps its old binary
+	go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bindir/.engram-$b.tmp.$$" "./cmd/$b" ||
+		die "building engram-$b failed (the lines above say why); nothing was installed or changed"
+done
+for b in hook-stop hook-userprompt worker; do
+	mv -f "$bindir/.engram-$b.tmp.$$" "$bindir/engram-$b"
 done
 
-"$bindir/engram-worker" setup --bin-dir "$bindir"
-echo "engram: running a first worker cycle (captures your existing transcripts)"
-"$bindir/engram-worker" run --backfill
-echo "engram: installed. Check it with: $bindir/engram-worker status"
+say "wiring engram into Claude Code and scheduling the worker (engram-worker setup)"
+"$bindir/engram-worker" setup --bin-dir "$bindir" ||
+	die "setup failed (the lines above say why). The binaries are in $bindir; fix that, then run $0 again."
+say "running a first worker cycle (captures your existing transcripts)"
+"$bindir/engram-worker" run --backfill ||
+	die "the first worker cycle failed (the lines above say why). engram is installed; $bindir/engram-worker doctor checks it."
+
+worker="$bindir/engram-worker"
+case ":$PATH:" in
+*":$bindir:"*) worker=engram-worker ;;
+*)
+	say "$bindir is not on your PATH. The hooks do not need it; to type engram-worker, add this line to your shell's startup file (~/.profile, ~/.bashrc or ~/.zshrc):"
+	printf '  export PATH="%s:$PATH"\n' "$bindir"
+	;;
+esac
+say "installed. Check it with: $worker status (or $worker doctor)"
