@@ -190,7 +190,12 @@ var ErrNotRewritten = errors.New("forgotten, but the recollection files could no
 // ErrNotRewritten, that is everything asked for.
 func Forget(ctx context.Context, db *store.DB, home string, ids []string, now time.Time) ([]Card, error) {
 	cards := make([]Card, 0, len(ids))
+	seen := map[string]bool{}
 	for _, id := range ids {
+		if seen[id] {
+			continue // named twice: forgotten once
+		}
+		seen[id] = true
 		c, err := Load(ctx, db, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("no memory with id %s; nothing was forgotten", id)
