@@ -115,7 +115,11 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			if run.Error != "" {
 				status = "warn"
 			}
-			add("last run", status, "%s ago %s", age, run.Error)
+			detail := fmt.Sprintf("%s ago", age)
+			if run.Error != "" {
+				detail += ": " + run.Error
+			}
+			add("last run", status, "%s", detail)
 		} else {
 			add("last run", "warn", "the worker has never run: engram-worker run")
 		}
@@ -213,7 +217,7 @@ func report(e *env, checks []check, asJSON bool) error {
 		}
 	} else {
 		for _, c := range checks {
-			fmt.Fprintf(e.stdout, "%-4s %-24s %s\n", c.Status, c.Name, c.Detail)
+			fmt.Fprintln(e.stdout, strings.TrimRight(fmt.Sprintf("%-4s %-24s %s", c.Status, c.Name, c.Detail), " "))
 		}
 	}
 	if failed > 0 {

@@ -45,3 +45,28 @@ func TestSetupDoctorUninstall(t *testing.T) {
 		t.Errorf("doctor on invalid JSON:\n%s", out)
 	}
 }
+
+// TestDoctorLinesEndClean: no line of doctor's ends in a blank, the last
+// run's without an error included.
+func TestDoctorLinesEndClean(t *testing.T) {
+	h := newHome(t)
+	if out, errOut, code := h.run(t, "", "run"); code != 0 {
+		t.Fatalf("run: %d %s %s", code, out, errOut)
+	}
+	out, _, _ := h.run(t, "", "doctor") // fails: no hooks
+	found := false
+	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if strings.TrimRight(l, " \t") != l {
+			t.Errorf("line %d ends in a blank: %q", i+1, l)
+		}
+		if strings.HasPrefix(l, "ok   last run ") {
+			found = true
+			if !strings.HasSuffix(l, "s ago") {
+				t.Errorf("last run line %q", l)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no last run line:\n%s", out)
+	}
+}

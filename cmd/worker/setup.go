@@ -2,12 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
+	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // binDir is the directory of the running engram-worker: setup installs the
@@ -50,6 +57,11 @@ func cmdUninstall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts.Purge = *purge
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	opts.StripMemory = stripMemory(cfg, promote.LocationsFrom(cfg))
 	r, err := setup.Uninstall(ctx, opts)
 	fmt.Fprint(e.stdout, r.String())
 	return err
@@ -70,4 +82,86 @@ func setupOptions(dir string) (setup.Options, error) {
 		return setup.Options{}, usagef("--bin-dir %q: %v", dir, err)
 	}
 	return setup.DefaultOptions(cfg, abs), nil
+}
+
+// uninstallWorkerWait bounds how long uninstall waits for a worker cycle
+// that is running (it could write the MEMORY.md blocks again).
+var uninstallWorkerWait = 30 * time.Second
+
+// stripMemory is uninstall's MEMORY.md step: engram's blocks come out of
+// every file the store lists, the global file and the autoMemoryDirectory
+// one (loc is read before uninstall edits settings.json). It waits for a
+// running cycle first and holds the worker's lock meanwhile. A store that
+// cannot be read is said, and the usual places are searched instead;
+// nothing here stops the rest of uninstall.
+func stripMemory(cfg config.Config, loc promote.Locations) func(ctx context.Context) ([]setup.Change, []string, error) {
+	return func(ctx context.Context) ([]setup.Change, []string, error) {
+		var notes []string
+		if _, err := os.Stat(cfg.Home); err == nil {
+			lk, err := waitWorkerLock(ctx, cfg.Home, uninstallWorkerWait)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%v; if it writes MEMORY.md again, run uninstall again once it has finished", err))
+			} else {
+				defer lk.Unlock()
+			}
+		}
+		list := func(context.Context) ([]store.MemoryFile, error) {
+			return nil, errors.New("there is no store " + cfg.DBPath())
+		}
+		if _, err := os.Stat(cfg.DBPath()); !errors.Is(err, fs.ErrNotExist) {
+			db, err := store.Open(ctx, cfg.DBPath(), store.Options{ReadOnly: true})
+			if err != nil {
+				list = func(context.Context) ([]store.MemoryFile, error) { return nil, err }
+			} else {
+				defer db.Close()
+				list = db.MemoryFiles
+			}
+		}
+		rep := promote.Clean(ctx, loc, list)
+		var changes []setup.Change
+		for _, f := range rep.Files {
+			changes = append(changes, setup.Change{Path: f.Path, Changed: true, Removed: f.Removed, Actions: []string{f.Describe()}})
+		}
+		if rep.ListProblem != "" {
+			notes = append(notes, fmt.Sprintf("the list of the MEMORY.md files engram wrote could not be read (%s): only %s were searched for engram's blocks; a file engram wrote elsewhere keeps them",
+				rep.ListProblem, joinList(rep.Searched)))
+		}
+		var errs []error
+		for _, f := range rep.Failed {
+			if errors.Is(f.Err, promote.ErrSymlinkOutside) {
+				notes = append(notes, f.Error())
+			} else {
+				errs = append(errs, f)
+			}
+		}
+		return changes, notes, errors.Join(errs...)
+	}
+}
+
+// waitWorkerLock takes the worker's lock, waiting up to wait for a running
+// cycle to finish.
+func waitWorkerLock(ctx context.Context, home string, wait time.Duration) (interface{ Unlock() error }, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		lk, err := worker.Lock(home)
+		if err == nil {
+			return lk, nil
+		}
+		if !errors.Is(err, worker.ErrBusy) || !time.Now().Before(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// joinList is "a", "a and b", "a, b and c".
+func joinList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

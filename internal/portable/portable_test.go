@@ -111,15 +111,48 @@ func TestBadLineStoresNothing(t *testing.T) {
 			}
 		})
 	}
-	// A record clashing with the store names its line too, and stores nothing.
-	dst := openDB(t)
-	dst.ImportEpisodes(ctx, []episode.Episode{sample(3)})
-	_, err := Import(ctx, dst, strings.NewReader(good.String()))
-	if err == nil || !strings.Contains(err.Error(), "line 3") {
-		t.Fatalf("clash err=%v", err)
+}
+
+// TestRecordAlreadyStored: a record the store holds already is named with
+// its line, in words, and nothing of the file is stored.
+func TestRecordAlreadyStored(t *testing.T) {
+	ctx := context.Background()
+	var file bytes.Buffer
+	src := openDB(t)
+	if err := src.Import(ctx, []episode.Episode{sample(1), sample(2), sample(3)}, []belief.Belief{sampleBelief(1), sampleBelief(2)}); err != nil {
+		t.Fatal(err)
 	}
-	if n, _ := dst.EpisodeCount(ctx); n != 1 {
-		t.Errorf("episodes after refused import=%d", n)
+	Export(ctx, src, &file)
+	sameContent := sample(3)
+	sameContent.ID = "ep_00000000abcd"
+	for _, tt := range []struct {
+		name     string
+		episodes []episode.Episode
+		beliefs  []belief.Belief
+		want     string
+	}{
+		{"episode", []episode.Episode{sample(3)}, nil, "line 3: episode ep_000000000003 is already in the store"},
+		{"belief", nil, []belief.Belief{sampleBelief(2)}, "line 5: belief bl_000000000002 is already in the store"},
+		{"same content", []episode.Episode{sameContent}, nil,
+			"line 3: episode ep_000000000003 has the content of episode ep_00000000abcd, which is already in the store"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := openDB(t)
+			if err := dst.Import(ctx, tt.episodes, tt.beliefs); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Import(ctx, dst, bytes.NewReader(file.Bytes()))
+			var le *LineError
+			if !errors.As(err, &le) || err.Error() != tt.want || !errors.Is(err, store.ErrAlreadyStored) {
+				t.Fatalf("Import err=%v, want %q", err, tt.want)
+			}
+			eps, _ := dst.EpisodeCount(ctx)
+			var bls int
+			dst.EachBelief(ctx, func(belief.Belief) error { bls++; return nil })
+			if eps != len(tt.episodes) || bls != len(tt.beliefs) {
+				t.Errorf("after a refused import: %d episodes, %d beliefs; want %d, %d", eps, bls, len(tt.episodes), len(tt.beliefs))
+			}
+		})
 	}
 }
 

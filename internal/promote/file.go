@@ -50,6 +50,12 @@ type fileUpdate struct {
 	// beforeReplace runs once the new content is known and before the file
 	// is replaced (the archive of sections leaving the global file).
 	beforeReplace func() error
+	// removeEmpty removes the file, instead of leaving it empty, when the
+	// new content is empty (a file engram created, with nothing else in
+	// it). A symlink is never removed: its target is emptied.
+	removeEmpty bool
+	// removed reports that the file was removed.
+	removed bool
 	// retries counts the times another program had changed the file by
 	// the time engram was about to replace it.
 	retries int
@@ -120,6 +126,19 @@ func (u *fileUpdate) run(ctx context.Context) (bool, error) {
 			if err := u.beforeReplace(); err != nil {
 				return false, err
 			}
+		}
+		if exists && len(out) == 0 && u.removeEmpty && target == u.path {
+			removed, cur, curExists, err := removeUnchanged(target, base, attempt)
+			if err != nil {
+				return false, err
+			}
+			if removed {
+				u.removed = true
+				return true, nil
+			}
+			base, exists = cur, curExists
+			u.retries++
+			continue
 		}
 		tmp, err := writeTemp(target, out, mode)
 		if err != nil {
@@ -194,6 +213,53 @@ func (u *fileUpdate) run(ctx context.Context) (bool, error) {
 		u.retries++
 	}
 	return false, fmt.Errorf("%s %w", u.path, ErrKeptChanging)
+}
+
+// removeUnchanged removes target if it still holds base, and otherwise
+// returns what it holds now. The file is moved aside in one rename and
+// removed only if the moved file still holds base: a write that lands
+// between the check and the move is found there and put back at once; a
+// write that lands after the move creates a new file, which is left as it
+// is.
+func removeUnchanged(target string, base []byte, attempt int) (removed bool, cur []byte, curExists bool, err error) {
+	if testOnlyBeforeReplace != nil {
+		testOnlyBeforeReplace(target, attempt)
+	}
+	if cur, curExists, err = readFile(target); err != nil || !curExists || !bytes.Equal(cur, base) {
+		return false, cur, curExists, err
+	}
+	if testOnlyAfterCheck != nil {
+		testOnlyAfterCheck(target, attempt)
+	}
+	dir := filepath.Dir(target)
+	f, err := os.CreateTemp(dir, "."+strings.TrimPrefix(filepath.Base(target), ".")+".engram-tmp-*")
+	if err != nil {
+		return false, nil, false, err
+	}
+	aside := f.Name()
+	f.Close()
+	if err := os.Rename(target, aside); err != nil {
+		os.Remove(aside)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil, false, nil // someone else removed it
+		}
+		return false, nil, false, err
+	}
+	prev, _, err := readFile(aside)
+	if err == nil && bytes.Equal(prev, base) {
+		os.Remove(aside)
+		syncDir(dir)
+		return true, nil, false, nil
+	}
+	// A write landed between the check and the move: put it back.
+	if err := renameNoReplace(aside, target); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil, false, fmt.Errorf("%s was written twice while engram was removing it: the newer version is in place, the older one kept as %s", target, aside)
+		}
+		return false, nil, false, err
+	}
+	cur, curExists, err = readFile(target)
+	return false, cur, curExists, err
 }
 
 // resolve returns the file to write for path: path itself, or the target

@@ -47,6 +47,12 @@ type Options struct {
 	// server is registered; empty: UserConfigFile, with CLAUDE_CONFIG_DIR
 	// taken as set when ClaudeConfigDir is not UserHome/.claude.
 	UserConfig string
+	// StripMemory, Uninstall only, takes engram's blocks out of the
+	// MEMORY.md files engram wrote (engram-worker passes promote's Clean):
+	// the files cleaned, notes for the user, and the files it could not
+	// clean as an error. Uninstall calls it once the scheduler is gone, so
+	// that no cycle writes them again, and before a purge; nil skips it.
+	StripMemory func(ctx context.Context) ([]Change, []string, error)
 }
 
 // DefaultOptions is Options for the running user, with the binaries in
@@ -133,6 +139,7 @@ type Report struct {
 	Import    Change // the CLAUDE.md import line
 	EnvFile   Change // the commented template ENGRAM_HOME/env
 	Scheduler SchedulerReport
+	Memory    []Change // MEMORY.md files engram's blocks were taken out of (Uninstall)
 	Notes     []string // things the user should know or do
 }
 
@@ -147,7 +154,8 @@ type SchedulerReport struct {
 // String is the report for a person, one line per fact.
 func (r Report) String() string {
 	var b strings.Builder
-	for _, c := range append([]Change{r.Settings, r.MCP, r.Import, r.EnvFile}, r.Scheduler.Files...) {
+	changes := append([]Change{r.Settings, r.MCP, r.Import, r.EnvFile}, r.Scheduler.Files...)
+	for _, c := range append(changes, r.Memory...) {
 		if c.Path == "" {
 			continue
 		}
@@ -356,9 +364,10 @@ func (o Options) installLaunchd(ctx context.Context, r *Report) error {
 }
 
 // Uninstall takes out what Install added: the hooks, the import line, the
-// scheduler, an env file still equal to the template. The data directory is
-// kept unless opts.Purge. It carries on past a failing step and returns all
-// errors together.
+// scheduler, an env file still equal to the template, and, through
+// opts.StripMemory, engram's blocks in the MEMORY.md files. The data
+// directory is kept unless opts.Purge. It carries on past a failing step
+// and returns all errors together.
 func Uninstall(ctx context.Context, opts Options) (Report, error) {
 	o := opts.withDefaults()
 	var r Report
@@ -385,6 +394,14 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 	}
 	if err := o.uninstallScheduler(ctx, &r); err != nil {
 		errs = append(errs, err)
+	}
+	if o.StripMemory != nil {
+		changes, notes, err := o.StripMemory(ctx)
+		r.Memory = changes
+		r.Notes = append(r.Notes, notes...)
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.Purge {
 		if err := purgeHome(o); err != nil {

@@ -514,3 +514,52 @@ func TestUninstallWithoutUserManager(t *testing.T) {
 		}
 	}
 }
+
+// TestUninstallStripsMemory: the MEMORY.md step runs once the timer is
+// disabled and its files removed, before the data directory is purged; what
+// it cleaned is reported one line per file, its notes as notes, and its
+// error fails uninstall only after every other step ran.
+func TestUninstallStripsMemory(t *testing.T) {
+	fr := &fakeRunner{answers: []answer{{prefix: "systemctl --user is-system-running", out: "running\n"}}}
+	o := testHome(t, "linux", fr)
+	if _, err := Install(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(o.Home, "memory.db"), "x", 0o600)
+	fr.take()
+	unit := filepath.Join(o.UserHome, ".config", "systemd", "user", TimerName)
+	project := filepath.Join(o.ClaudeConfigDir, "projects", "-work-app", "memory", "MEMORY.md")
+	var sawCalls []string
+	o.StripMemory = func(ctx context.Context) ([]Change, []string, error) {
+		sawCalls = fr.take()
+		if _, err := os.Lstat(unit); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("MEMORY.md step ran while %s was still there", unit)
+		}
+		if _, err := os.Stat(o.Home); err != nil {
+			t.Errorf("MEMORY.md step ran after the purge: %v", err)
+		}
+		return []Change{{Path: project, Changed: true, Actions: []string{"took out engram's block of beliefs"}}},
+			[]string{"a note about MEMORY.md"}, errors.New("one file could not be cleaned")
+	}
+	o.Purge = true
+	r, err := Uninstall(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "one file could not be cleaned") {
+		t.Errorf("Uninstall: %v, want the MEMORY.md step's error", err)
+	}
+	if len(sawCalls) == 0 || !strings.HasPrefix(sawCalls[len(sawCalls)-1], "systemctl --user daemon-reload") {
+		t.Errorf("commands before the MEMORY.md step: %q, want the timer disabled first", sawCalls)
+	}
+	if _, err := os.Stat(o.Home); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the purge did not run after the MEMORY.md step: %v", err)
+	}
+	s := r.String()
+	for _, want := range []string{project + ": took out engram's block of beliefs\n", "note: a note about MEMORY.md\n",
+		"note: deleted " + o.Home} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, project+": unchanged") {
+		t.Errorf("report:\n%s", s)
+	}
+}

@@ -205,11 +205,21 @@ func (db *DB) ImportBeliefs(ctx context.Context, bs []belief.Belief) error {
 	return db.Beliefs(ctx, func(t *BeliefTx) error {
 		for i := range bs {
 			if err := t.Insert(&bs[i]); err != nil {
-				return &RecordError{Index: i, Err: err}
+				return &RecordError{Index: i, Err: storedBelief(ctx, t.tx, &bs[i], err)}
 			}
 		}
 		return nil
 	})
+}
+
+// storedBelief explains a failed insert of b: a *StoredError when the store
+// holds its id, else err.
+func storedBelief(ctx context.Context, tx *sql.Tx, b *belief.Belief, err error) error {
+	var id string
+	if tx.QueryRowContext(ctx, "SELECT id FROM beliefs WHERE id = ?", b.ID).Scan(&id) == nil {
+		return &StoredError{Kind: "belief", ID: b.ID}
+	}
+	return err
 }
 
 // Import inserts episodes then beliefs in one transaction: all or nothing.
@@ -222,13 +232,13 @@ func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Bel
 		defer st.close()
 		for i := range eps {
 			if err := st.insertEpisode(&eps[i], now); err != nil {
-				return &RecordError{Index: i, Err: err}
+				return &RecordError{Index: i, Err: st.storedEpisode(&eps[i], err)}
 			}
 		}
 		bt := &BeliefTx{ctx: ctx, tx: tx}
 		for i := range bs {
 			if err := bt.Insert(&bs[i]); err != nil {
-				return &RecordError{Index: len(eps) + i, Err: err}
+				return &RecordError{Index: len(eps) + i, Err: storedBelief(ctx, tx, &bs[i], err)}
 			}
 		}
 		return nil

@@ -427,6 +427,43 @@ type RecordError struct {
 func (e *RecordError) Error() string { return fmt.Sprintf("record %d: %v", e.Index+1, e.Err) }
 func (e *RecordError) Unwrap() error { return e.Err }
 
+// ErrAlreadyStored is the cause of a *StoredError.
+var ErrAlreadyStored = errors.New("already in the store")
+
+// StoredError is an imported record the store already holds: the same id,
+// or for an episode the same content hash under another id (SameAs).
+type StoredError struct {
+	Kind   string // "episode" or "belief"
+	ID     string
+	SameAs string // the stored episode with the same content hash; "" when ID itself is stored
+}
+
+func (e *StoredError) Error() string {
+	if e.SameAs != "" {
+		return fmt.Sprintf("%s %s has the content of %s %s, which is %v", e.Kind, e.ID, e.Kind, e.SameAs, ErrAlreadyStored)
+	}
+	return fmt.Sprintf("%s %s is %v", e.Kind, e.ID, ErrAlreadyStored)
+}
+
+func (e *StoredError) Unwrap() error { return ErrAlreadyStored }
+
+// storedEpisode explains a failed insert of e: a *StoredError when the
+// store holds its id or its content hash, else err. A failed statement
+// leaves the transaction usable, so it can still be asked.
+func (s *stmts) storedEpisode(e *episode.Episode, err error) error {
+	var id string
+	switch qerr := s.queryRow("SELECT id FROM episodes WHERE id = ?", e.ID).Scan(&id); {
+	case qerr == nil:
+		return &StoredError{Kind: "episode", ID: e.ID}
+	case !errors.Is(qerr, sql.ErrNoRows):
+		return err
+	}
+	if s.queryRow("SELECT id FROM episodes WHERE content_hash = ?", e.ContentHash).Scan(&id) == nil {
+		return &StoredError{Kind: "episode", ID: e.ID, SameAs: id}
+	}
+	return err
+}
+
 // ImportEpisodes inserts episodes in one transaction: all or nothing. An
 // episode whose id or content hash exists already is a *RecordError.
 func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
@@ -436,7 +473,7 @@ func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 		defer st.close()
 		for i := range eps {
 			if err := st.insertEpisode(&eps[i], now); err != nil {
-				return &RecordError{Index: i, Err: err}
+				return &RecordError{Index: i, Err: st.storedEpisode(&eps[i], err)}
 			}
 		}
 		return nil
