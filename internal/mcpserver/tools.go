@@ -486,7 +486,7 @@ func (s *Server) save(ctx context.Context, in SaveInput) (string, error) {
 		ep.SessionID, ep.SessionIDs = sid, []string{sid}
 	}
 	if err := db.ImportEpisodes(ctx, []episode.Episode{ep}); err != nil {
-		if !strings.Contains(err.Error(), "UNIQUE") {
+		if !errors.Is(err, store.ErrAlreadyStored) {
 			return "", busy(err)
 		}
 		return "Already remembered: an identical memory is stored, so nothing new was stored. memory_recall finds it.", nil
