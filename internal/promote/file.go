@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func (u *fileUpdate) run(ctx context.Context) (bool, error) {
 		if testOnlyBeforeReplace != nil {
 			testOnlyBeforeReplace(target, attempt)
 		}
-		cur, curExists, err := readFile(target)
+		cur, curExists, checked, err := readFileStat(target)
 		if err != nil {
 			os.Remove(tmp)
 			return false, err
@@ -193,12 +194,19 @@ func (u *fileUpdate) run(ctx context.Context) (bool, error) {
 			os.Remove(tmp)
 			return false, err
 		}
-		// tmp now holds what the target held just before the exchange.
-		prev, _, err := readFile(tmp)
-		if err == nil && bytes.Equal(prev, base) {
-			os.Remove(tmp)
-			syncDir(filepath.Dir(target))
-			return true, nil
+		// tmp now holds what the target held just before the exchange. The
+		// first test is one stat of the same file version we checked (same
+		// file, size and modification time): a writer that replaced or
+		// rewrote the file in between fails it, and its write goes back at
+		// once, before it can read our content and build on it. Only then
+		// is the content compared.
+		if fi, err := os.Lstat(tmp); err == nil && sameVersion(checked, fi) {
+			prev, _, err := readFile(tmp)
+			if err == nil && bytes.Equal(prev, base) {
+				os.Remove(tmp)
+				syncDir(filepath.Dir(target))
+				return true, nil
+			}
 		}
 		// A write landed between the check and the exchange. Put it back
 		// at once (before its writer can build on our content, which
@@ -308,6 +316,34 @@ func readFile(path string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return b, true, nil
+}
+
+// readFileStat is readFile that also returns the file's status, taken from
+// the same open file as the content (nil when it does not exist).
+func readFileStat(path string) ([]byte, bool, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil, nil
+	}
+	if err != nil {
+		return nil, false, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return b, true, fi, nil
+}
+
+// sameVersion reports whether b is the file version a was taken from: the
+// same file, not written since.
+func sameVersion(a, b fs.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // writeTemp writes data to a new temporary file beside target, with mode,
