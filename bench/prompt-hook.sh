@@ -9,10 +9,13 @@
 # Prompts (bench/storegen/prompts.json), each from a session in the largest
 # project (/srv/engram-bench/billing-api):
 #   rare       terms rare in every store (an issue number, two tail words)
-#   common     terms in most episodes: the hard case for bm25, which scores
-#              every match before LIMIT
+#   common     terms in most episodes: all stop terms, so nothing is searched
+#              (the store is not even opened)
+#   mid        terms each in 4-5% of the episodes, just under the stop-term
+#              share: thousands of matches per term at 100k, of which the
+#              hook ranks the newest window per term
 #   unrelated  terms in no episode
-#   trivial    "yes": the hook returns before opening anything
+#   trivial    "yes": the hook returns before reading its configuration
 # Every timed run starts with no injected-ids file (the runs' --prepare
 # deletes them), so nothing is suppressed, and ENGRAM_PROMPT_HOOK_DEADLINE=5s
 # so that no run is cut short. Whether the hook prints an answer is also
@@ -29,7 +32,12 @@
 #   KEEP=1 keeps the work directory (its homes/<size> can then be given to
 #   the Go benchmarks: ENGRAM_BENCH_HOME=... go test ./internal/recall -bench .);
 #   REUSE=DIR times the stores of an earlier KEEP=1 run's work directory DIR
-#   again (no generation, no import; its import figures are reported);
+#   again (no generation, no import; its import figures are reported; the
+#   recollection files are rewritten by the engram under test, which also
+#   migrates a store of an older schema);
+#   CGO (unset: the toolchain's default, as scripts/install.sh builds; 0 or
+#   1 to choose: with cgo the hook is linked dynamically, because a
+#   dependency of the SQLite driver imports net, and starts slower);
 #   MODE (auto, hyperfine, hyperfine-sh, loop: see "How to time" below).
 # Timing uses hyperfine >= 1.16 (sudo apt-get install -y hyperfine on Debian
 # trixie / Ubuntu 24.04+, or cargo install hyperfine); otherwise a bash loop.
@@ -58,10 +66,11 @@ else
 fi
 mkdir -p "$work/bin" "$work/raw" "$work/homes" "$work/reset" "$root/bench/out"
 
-echo "== build"
-go build -o "$work/bin/engram-hook-userprompt" ./cmd/hook-userprompt
+echo "== build (as scripts/install.sh builds: -trimpath -ldflags '-s -w'${CGO:+, CGO_ENABLED=$CGO})"
+build() { ${CGO:+env CGO_ENABLED=$CGO} go build -trimpath -ldflags "-s -w" "$@"; }
+build -o "$work/bin/engram-hook-userprompt" ./cmd/hook-userprompt
+build -o "$work/bin/baseline" ./bench/baseline
 go build -o "$work/bin/engram-worker" ./cmd/worker
-go build -o "$work/bin/baseline" ./bench/baseline
 go build -o "$work/bin/storegen" ./bench/storegen
 hook=$work/bin/engram-hook-userprompt
 base=$work/bin/baseline
@@ -95,6 +104,7 @@ for size in $SIZES; do
 		ln -s "$home" "$work/homes/$size"
 		cp "$REUSE/raw/$size.size.json" "$work/raw/"
 		echo "   $size: reusing $home"
+		"$storegen" rebuild -home "$home"
 	else
 		mkdir -p "$home"
 		jsonl=$work/$size.jsonl

@@ -15,16 +15,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/engram-memory/engram/internal/recall"
 )
 
 // options configure one run of the harness.
 type options struct {
-	Data  string // LoCoMo-format file
-	Out   string // JSON report; "" for none
-	Keep  string // keep each conversation's HOME under this directory; "" for a temp dir removed at the end
-	Limit int    // conversations to run; 0 for all
+	Data string // LoCoMo-format file
+	Out  string // JSON report; "" for none
+	Keep string // keep each conversation's HOME under this directory; "" for a temp dir removed at the end
+	// Reuse asks the questions again on the conversations kept under this
+	// directory by an earlier run with Keep: no capture, no ingest; one
+	// worker cycle rewrites the recollection files with the engram under
+	// test. For comparing ranking changes on the same store.
+	Reuse string
+	Limit int // conversations to run; 0 for all
 	// MaxQuestions bounds the questions asked per conversation; 0 for all.
 	MaxQuestions int
 	// Captions appends the caption of a shared photo to the turn's text.
@@ -192,7 +195,8 @@ type questionResult struct {
 	Strict   []string `json:"reached_strict"`
 	Lenient  []string `json:"reached_lenient"`
 	// Episode lists the evidence turns whose episode (the capture of the
-	// turn's exchange) was injected, whatever its bite held (-diagnose).
+	// turn's exchange) was injected, as a bite or shown next to one,
+	// whatever the bite held (-diagnose).
 	Episode []string `json:"reached_episode,omitempty"`
 	// Photo lists the evidence turns that share a photo.
 	Photo        []string          `json:"evidence_with_photo,omitempty"`
@@ -231,6 +235,16 @@ func run(ctx context.Context, opt options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	work := filepath.Join(tmp, "work")
+	if opt.Reuse != "" && opt.Keep != "" {
+		return nil, errors.New("-reuse and -keep exclude each other")
+	}
+	if opt.Reuse != "" {
+		abs, err := filepath.Abs(opt.Reuse)
+		if err != nil {
+			return nil, err
+		}
+		work = abs
+	}
 	if opt.Keep != "" {
 		abs, err := filepath.Abs(opt.Keep)
 		if err != nil {
@@ -273,8 +287,12 @@ func run(ctx context.Context, opt options) (*Report, error) {
 }
 
 func (c *conversation) run(ctx context.Context, logf func(string, ...any)) error {
-	if _, err := os.Lstat(c.home); err == nil {
+	_, err := os.Lstat(c.home)
+	switch {
+	case c.opt.Reuse == "" && err == nil:
 		return fmt.Errorf("%s already exists (a kept earlier run?): every conversation needs a fresh HOME", c.home)
+	case c.opt.Reuse != "" && err != nil:
+		return fmt.Errorf("-reuse: %w", err)
 	}
 	if err := os.MkdirAll(c.home, 0o700); err != nil {
 		return err
@@ -291,13 +309,31 @@ func (c *conversation) run(ctx context.Context, logf func(string, ...any)) error
 	c.turnText = map[string]string{}
 	c.photo = map[string]bool{}
 
-	// The installer's first cycle: it creates the store, so that the Stop
-	// hook stores its captures instead of spooling them.
-	if r := runProc(ctx, c.env, c.project, nil, c.bins.worker, "run", "--quiet"); r.err != nil {
-		return fmt.Errorf("engram-worker run (first cycle): %v: %s", r.err, r.stderr)
-	}
-	if err := c.writeSessions(ctx); err != nil {
-		return err
+	if c.opt.Reuse != "" {
+		// The turns as they were written, without writing them again.
+		for _, ses := range c.sample.Sessions {
+			if len(ses.Turns) > 0 {
+				c.capture.Sessions++
+			}
+			for _, t := range ses.Turns {
+				c.record(t)
+			}
+		}
+		// Injected-ids files of the earlier run's questions: their sessions
+		// are never asked again, but keep the directory small.
+		old, _ := filepath.Glob(filepath.Join(c.engram, "recall", "injected-*.txt"))
+		for _, f := range old {
+			os.Remove(f)
+		}
+	} else {
+		// The installer's first cycle: it creates the store, so that the
+		// Stop hook stores its captures instead of spooling them.
+		if r := runProc(ctx, c.env, c.project, nil, c.bins.worker, "run", "--quiet"); r.err != nil {
+			return fmt.Errorf("engram-worker run (first cycle): %v: %s", r.err, r.stderr)
+		}
+		if err := c.writeSessions(ctx); err != nil {
+			return err
+		}
 	}
 	spooled, _ := filepath.Glob(filepath.Join(c.engram, "spool", "*.json"))
 	c.capture.SpoolFiles = len(spooled)
@@ -543,7 +579,7 @@ func (c *conversation) ask(ctx context.Context, idx int, q QA) questionResult {
 	res.Bytes = len(res.injected)
 	res.Words = len(strings.Fields(res.injected))
 	res.sessionID = sid
-	res.Bites = len(recall.Injected(c.engram, sid))
+	res.Bites = strings.Count(res.injected, "\n[Memory ") + strings.Count(res.injected, "\n[Belief ")
 	norm := normalize(res.injected)
 	for _, id := range res.Evidence {
 		if c.photo[id] {

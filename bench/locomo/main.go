@@ -52,6 +52,7 @@ func main() {
 	flag.StringVar(&opt.Data, "data", "", "LoCoMo-format file (required), e.g. ../shared/eval/locomo-dev.json")
 	flag.StringVar(&opt.Out, "out", "bench/out/locomo.json", "JSON report (figures and ids only); empty for none")
 	flag.StringVar(&opt.Keep, "keep", "", "keep each conversation's HOME (transcripts, store, logs) under this directory, outside the repository")
+	flag.StringVar(&opt.Reuse, "reuse", "", "ask the questions again on the conversations kept by an earlier run's -keep DIR (one worker cycle rewrites the recollection files; no capture)")
 	flag.IntVar(&opt.Limit, "limit", 0, "run only the first N conversations (0: all)")
 	flag.IntVar(&opt.MaxQuestions, "max-questions", 0, "ask only the first N questions of each conversation (0: all)")
 	flag.BoolVar(&opt.Captions, "captions", false, "append the caption of a shared photo to its turn's text")

@@ -186,10 +186,13 @@ type Report struct {
 		Limit          int    `json:"limit,omitempty"`
 		MaxQuestions   int    `json:"max_questions,omitempty"`
 		Diagnose       bool   `json:"diagnose"`
-		Turns          string `json:"turns"`
-		Rule           string `json:"rule"`
-		Tokens         string `json:"tokens"`
-		Misses         string `json:"misses,omitempty"`
+		// Reused: the questions were asked of the stores an earlier run
+		// captured and kept (-reuse), not of a new capture.
+		Reused bool   `json:"reused_stores,omitempty"`
+		Turns  string `json:"turns"`
+		Rule   string `json:"rule"`
+		Tokens string `json:"tokens"`
+		Misses string `json:"misses,omitempty"`
 	} `json:"settings"`
 	Evidence struct {
 		Repaired                 int `json:"ids_repaired"`
@@ -232,6 +235,7 @@ func newReport(opt options) *Report {
 	}
 	r.Settings.SpeakerPrefix = !opt.NoSpeakerPrefix
 	r.Settings.Captions, r.Settings.Limit, r.Settings.MaxQuestions, r.Settings.Diagnose = opt.Captions, opt.Limit, opt.MaxQuestions, opt.Diagnose
+	r.Settings.Reused = opt.Reuse != ""
 	r.Settings.Turns = "each LoCoMo session is one Claude Code session; consecutive dialog turns pair into one turn " +
 		"(first = user prompt, second = assistant reply), each text prefixed \"Speaker: \" (unless speaker_prefix is false); the Stop hook runs after each turn; " +
 		"the worker runs once before (creating the store, as the installer does) and once after all sessions; " +
@@ -366,7 +370,7 @@ func (r *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nrule: %s\n", r.Settings.Rule)
 	if r.Settings.Diagnose {
 		fmt.Fprintln(w, "episode recall: share of evidence turns whose episode (the capture of the turn's exchange) was injected, "+
-			"whatever its bite held.")
+			"as a bite or shown next to one, whatever the bite held.")
 	}
 }
 

@@ -18,6 +18,8 @@
 //	storegen inputs -dir DIR [-cwd DIR]          the hook's stdin for each prompt of prompts.json
 //	storegen hits -home DIR KIND=INPUT.json ...  the FTS query and hits of each prompt on a store
 //	storegen report -raw DIR -out FILE.json ...  the summary table of the timings
+//	storegen rebuild -home DIR                   rewrite a store's recollection files (a reused store
+//	                                             made by an older engram), as the worker's cycle does
 package main
 
 import (
@@ -53,6 +55,8 @@ func main() {
 		err = report(os.Args[2:])
 	case "inputs":
 		err = inputs(os.Args[2:])
+	case "rebuild":
+		err = rebuild(os.Args[2:])
 	default:
 		err = generate(os.Args[1:])
 	}

@@ -26,16 +26,22 @@ type promptInfo struct {
 	Prompt  string   `json:"prompt"`
 	Trivial bool     `json:"trivial"`
 	Terms   []string `json:"terms"`
-	// StopTerms is the number of stop terms in the recollection files the
-	// hook loads for the prompt's cwd; Match the FTS query the hook runs.
-	StopTerms int    `json:"stop_terms"`
-	Match     string `json:"fts_query"`
-	// Hits counts the FTS matches (the rows bm25 scores before LIMIT);
-	// VisibleHits those of the prompt's project and global scope.
+	// Stop lists the prompt's terms that are stop terms in the store (the
+	// recollection files' statistics); Match is the FTS query the hook
+	// runs ("" when none runs).
+	Stop  []string `json:"stop_terms"`
+	Match string   `json:"fts_query"`
+	// Hits counts the episodes matching a searched term; Ranked those
+	// the hook ranks (recall.DefaultFTSWindow newest matches shared among
+	// the terms); VisibleHits the matches of the prompt's project and
+	// global scope.
 	Hits        int `json:"fts_hits"`
+	Ranked      int `json:"fts_ranked"`
 	VisibleHits int `json:"fts_hits_visible"`
-	// Items is the number of items in the recollection files loaded.
-	Items int `json:"file_items"`
+	// Items is the number of items in the recollection files loaded;
+	// Candidates how many memories recall scored for the prompt.
+	Items      int `json:"file_items"`
+	Candidates int `json:"candidates"`
 	// Recalled: candidates past the relevance gate (episodes, beliefs).
 	RecalledEpisodes int `json:"recalled_episodes"`
 	RecalledBeliefs  int `json:"recalled_beliefs"`
@@ -85,47 +91,73 @@ func hits(args []string) error {
 		if err := json.Unmarshal(b, &in); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		p := promptInfo{Kind: kind, Prompt: in.Prompt, Trivial: recall.Trivial(in.Prompt), Terms: recall.Terms(in.Prompt)}
+		p := promptInfo{Kind: kind, Prompt: in.Prompt, Trivial: recall.Trivial(in.Prompt), Terms: recall.Terms(in.Prompt), Stop: []string{}}
 		if p.Terms == nil {
 			p.Terms = []string{}
 		}
 		// The hook's cwd has no .git above it here: it is its own project root.
-		stop := map[string]bool{}
 		for _, path := range []string{recall.GlobalPath(*home), recall.ProjectPath(*home, in.CWD)} {
-			f, err := recall.Load(path)
-			if err != nil {
-				continue
-			}
-			p.Items += len(f.Items)
-			for _, t := range f.StopTerms {
-				stop[t] = true
+			if v, err := recall.LoadView(path); err == nil {
+				p.Items += v.Len()
 			}
 		}
-		p.StopTerms = len(stop)
-		r := recall.New(*home, db)
+		var searched []string
 		if !p.Trivial {
-			p.Match = recall.Match(p.Terms, stop, r.MaxTerms)
+			r := recall.New(*home, db)
+			res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: in.CWD, Now: time.Now()})
+			p.RecalledEpisodes, p.RecalledBeliefs = len(res.Episodes), len(res.Beliefs)
+			p.Match, p.Candidates, searched = res.Match, res.Candidates, res.Searched
+			p.Stop = append(p.Stop, res.Stop...)
 		}
 		if p.Match != "" {
 			if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", p.Match).Scan(&p.Hits); err != nil {
 				return err
 			}
+			m, err := db.SearchTerms(ctx, searched, nil, recall.TermWindow(recall.DefaultFTSWindow, len(searched)), 1<<30)
+			if err != nil {
+				return err
+			}
+			p.Ranked = len(m)
 			if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM episodes_fts JOIN episodes e ON e.seq = episodes_fts.rowid
 				WHERE episodes_fts MATCH ? AND (e.scope = 'global' OR e.project_path = ?)`, p.Match, in.CWD).Scan(&p.VisibleHits); err != nil {
 				return err
 			}
 		}
-		if !p.Trivial {
-			res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: in.CWD, Now: time.Now()})
-			p.RecalledEpisodes, p.RecalledBeliefs = len(res.Episodes), len(res.Beliefs)
-		}
 		infos = append(infos, p)
-		fmt.Printf("   %-10s terms %-3d fts hits %6d (visible %6d)  query: %s\n", kind, len(p.Terms), p.Hits, p.VisibleHits, p.Match)
+		fmt.Printf("   %-10s terms %-3d stop %-3d fts hits %6d (ranked %5d, visible %6d), candidates %5d, recalled %d+%d  query: %s\n",
+			kind, len(p.Terms), len(p.Stop), p.Hits, p.Ranked, p.VisibleHits, p.Candidates, p.RecalledEpisodes, p.RecalledBeliefs, p.Match)
 	}
 	if *out != "" {
 		b, _ := json.MarshalIndent(infos, "", "  ")
 		return os.WriteFile(*out, append(b, '\n'), 0o644)
 	}
+	return nil
+}
+
+// rebuild: storegen rebuild -home DIR. The recollection files, rewritten as
+// the worker's cycle writes them, without the rest of a cycle (ingest,
+// consolidation), which a reused benchmark store does not need.
+func rebuild(args []string) error {
+	fs := flag.NewFlagSet("rebuild", flag.ExitOnError)
+	home := fs.String("home", "", "ENGRAM_HOME of the store")
+	fs.Parse(args)
+	if *home == "" {
+		return errors.New("rebuild: -home is required")
+	}
+	ctx := context.Background()
+	// Opening migrates a store of an older schema, as the worker would.
+	db, err := store.Open(ctx, filepath.Join(*home, "memory.db"), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	st, err := recall.Build(ctx, db, *home, recall.BuildOptions{}, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("   rebuilt the recollection files of %s: %d files, %d episodes, %d beliefs in %v\n", *home, st.Files, st.Episodes,
+		st.Beliefs, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -355,12 +387,12 @@ func report(args []string) error {
 
 	fmt.Printf("baseline (hello-world Go reading stdin): median %.2f ms over %d rounds × prompts\n\n", median(baseAll), len(baseAll))
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "size\tprompt\tfts hits (visible)\tmedian ms\tbaseline ms\tx baseline\tper round\tcpu ms\tbase cpu ms\tgrowth vs "+sizes[0]+
+	fmt.Fprintln(tw, "size\tprompt\tfts hits (ranked)\tmedian ms\tbaseline ms\tx baseline\tper round\tcpu ms\tbase cpu ms\tgrowth vs "+sizes[0]+
 		"\t(ratio growth)\t(cpu growth)\toutput\tdefault deadline\t")
 	for _, r := range rows {
 		h := "-"
 		if r.Info != nil && r.Info.Match != "" {
-			h = fmt.Sprintf("%d (%d)", r.Info.Hits, r.Info.VisibleHits)
+			h = fmt.Sprintf("%d (%d)", r.Info.Hits, r.Info.Ranked)
 		}
 		var pr []string
 		for _, x := range r.RatioPerRound {

@@ -7,8 +7,10 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/prompthook"
 )
@@ -18,12 +20,22 @@ func main() {
 		recover() // never fail the prompt, not even on a bug of ours
 		os.Exit(0)
 	}()
+	start := time.Now()
+	in, inErr := hookio.Read(os.Stdin)
+	if inErr == nil && prompthook.Skip(in) {
+		return // a trivial prompt: not even the configuration is needed
+	}
 	cfg, err := config.Load()
 	if err != nil {
 		return
 	}
 	log := logx.New(cfg.LogDir(), "hook-userprompt.log", cfg.LogLevel)
-	if err := prompthook.Run(context.Background(), cfg, os.Stdin, os.Stdout, log); err != nil {
+	if inErr == nil {
+		err = prompthook.Answer(context.Background(), cfg, in, start, os.Stdout, log)
+	} else {
+		err = inErr
+	}
+	if err != nil {
 		log.Warn("prompt hook", "err", err)
 	}
 }

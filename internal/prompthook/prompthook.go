@@ -33,26 +33,47 @@ type Output struct {
 // object to stdout and nothing else.
 func Run(ctx context.Context, cfg config.Config, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, cfg.PromptHookDeadline)
-	defer cancel()
 	in, err := hookio.Read(stdin)
 	if err != nil {
 		return err
 	}
-	if recall.Trivial(in.Prompt) {
+	return Answer(ctx, cfg, in, start, stdout, log)
+}
+
+// Skip reports whether an input gets nothing: a trivial prompt ("yes",
+// "go on"). The hook's main asks before loading its configuration.
+func Skip(in hookio.Input) bool { return recall.Trivial(in.Prompt) }
+
+// Answer is Run for an input already read, at start.
+func Answer(ctx context.Context, cfg config.Config, in hookio.Input, start time.Time, stdout io.Writer, log *slog.Logger) error {
+	if Skip(in) {
 		return nil
 	}
+	ctx, cancel := context.WithDeadline(ctx, start.Add(cfg.PromptHookDeadline))
+	defer cancel()
 	session := in.SessionID
 	if hookio.ValidSessionID(session) != nil {
 		session = "" // still recall, without the session's files
 	}
 	done := make(chan answer, 1)
-	go func() { done <- compose(ctx, cfg, in, session, start) }()
+	go func() {
+		defer func() {
+			// A bug of ours must not fail the prompt: a panic here would end
+			// the process with exit code 2, which erases the user's prompt.
+			if p := recover(); p != nil {
+				done <- answer{err: fmt.Errorf("recall panicked: %v", p)}
+			}
+		}()
+		done <- compose(ctx, cfg, in, session, start)
+	}()
 	var a answer
 	select {
 	case a = <-done:
 	case <-ctx.Done():
 		return fmt.Errorf("deadline of %v passed; printed nothing", cfg.PromptHookDeadline)
+	}
+	for _, p := range a.problems {
+		log.Warn("recall degraded", "problem", p)
 	}
 	if a.err != nil || a.text == "" {
 		return a.err
@@ -67,9 +88,6 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, stdout io.Writ
 	}
 	if err := recall.RecordInjected(cfg.Home, session, a.ids, start); err != nil {
 		log.Warn("record injected ids", "err", err)
-	}
-	for _, p := range a.problems {
-		log.Warn("recall degraded", "problem", p)
 	}
 	log.Debug("recalled", "ids", a.ids, "ms", time.Since(start).Milliseconds())
 	return nil
@@ -87,18 +105,59 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	if filepath.IsAbs(in.CWD) {
 		root, _ = gitroot.Find(in.CWD)
 	}
-	var searcher recall.Searcher
-	db, err := store.Open(ctx, cfg.DBPath(), store.Options{ReadOnly: true, BusyTimeout: 50 * time.Millisecond})
-	var problems []string
-	if err == nil {
-		defer db.Close()
-		searcher = db
-	} else {
-		problems = append(problems, "store: "+err.Error())
-	}
-	r := recall.New(cfg.Home, searcher)
+	db := &lazyStore{path: cfg.DBPath()}
+	defer db.close()
+	r := recall.New(cfg.Home, db)
+	r.SkipUnknown = true
 	res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
+	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
 	text, ids := recall.Format(res, recall.DefaultLimits, now)
-	return answer{text: text, ids: ids, problems: append(problems, res.Problems...)}
+	return answer{text: text, ids: ids, problems: res.Problems}
+}
+
+// lazyStore opens the store (read-only) on first use: a prompt with nothing
+// to search for (every term a stop term, or in no episode) and no memory to
+// show never pays for opening SQLite.
+type lazyStore struct {
+	path string
+	db   *store.DB
+	err  error
+}
+
+func (l *lazyStore) open(ctx context.Context) (*store.DB, error) {
+	if l.db == nil && l.err == nil {
+		l.db, l.err = store.Open(ctx, l.path, store.Options{ReadOnly: true, BusyTimeout: 50 * time.Millisecond})
+	}
+	return l.db, l.err
+}
+
+func (l *lazyStore) close() {
+	if l.db != nil {
+		l.db.Close()
+	}
+}
+
+func (l *lazyStore) SearchTerms(ctx context.Context, terms []string, weights []float64, window, limit int) ([]store.TermHit, error) {
+	db, err := l.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return db.SearchTerms(ctx, terms, weights, window, limit)
+}
+
+func (l *lazyStore) SessionNeighbours(ctx context.Context, ids []string, window int) (map[string]store.Neighbours, error) {
+	db, err := l.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return db.SessionNeighbours(ctx, ids, window)
+}
+
+func (l *lazyStore) EpisodesBySeq(ctx context.Context, seqs []int64, projectPath string) ([]store.RecallEpisode, error) {
+	db, err := l.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return db.EpisodesBySeq(ctx, seqs, projectPath)
 }

@@ -13,9 +13,10 @@ package recall_test
 //	BenchmarkRecall       Recaller.Recall + Format with the store open read-only, as in the hook
 //	BenchmarkRecallPhases the same work cut into the hook's phases (see phases below)
 //	BenchmarkHookRun      prompthook.Run: the whole hook but process start-up
-//	BenchmarkLoad         Load (and Decode) of a file of 5k beliefs + 400 episodes
+//	BenchmarkLoad         LoadView, Load and DecodeView of a file of 5k beliefs + 400 episodes
 //
 // ENGRAM_BENCH_SIZES (default "1k,10k") picks the generated stores;
+// ENGRAM_BENCH_FTS_WINDOW sets Recaller.FTSWindow in BenchmarkRecallPhases;
 // ENGRAM_BENCH_HOME=DIR benchmarks the store already imported in DIR (for
 // example the 100k store of `KEEP=1 bash bench/prompt-hook.sh`, with the
 // projects of storegen) as size "home", alone unless ENGRAM_BENCH_SIZES is
@@ -210,17 +211,14 @@ func getStore(b *testing.B, size string) *benchStore {
 	return s
 }
 
-// ftsHits counts the episodes an FTS query matches in the project's view
-// (the rows bm25 scores before LIMIT).
-func ftsHits(b *testing.B, s *benchStore, match string) int {
-	if match == "" {
-		return 0
-	}
-	hits, err := s.db.SearchEpisodes(context.Background(), match, benchProject, 1<<30)
+// ftsHits counts the episodes that match at least one of the terms (all
+// matches, not only the newest window).
+func ftsHits(b *testing.B, s *benchStore, terms []string) int {
+	m, err := s.db.SearchTerms(context.Background(), terms, nil, 0, 1<<30)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return len(hits)
+	return len(m)
 }
 
 // cpuMeter reports the CPU time of the timed part per op.
@@ -238,13 +236,13 @@ func (c *cpuMeter) report(b *testing.B) {
 // nothing excluded: what the hook computes once it has started.
 func BenchmarkRecall(b *testing.B) {
 	for _, size := range sizes() {
-		for _, p := range prompts(b, "rare", "common", "unrelated") {
+		for _, p := range prompts(b, "rare", "mid", "common", "unrelated") {
 			b.Run(size+"/"+p.Kind, func(b *testing.B) {
 				s := getStore(b, size)
 				r := recall.New(s.home, s.db)
 				q := recall.Query{Text: p.Prompt, ProjectPath: benchProject, Now: time.Now()}
 				res := r.Recall(context.Background(), q) // warm the page cache
-				b.ReportMetric(float64(ftsHits(b, s, res.Match)), "fts-hits")
+				b.ReportMetric(float64(ftsHits(b, s, res.Searched)), "fts-hits")
 				var cpu cpuMeter
 				b.ReportAllocs()
 				for b.Loop() {
@@ -260,62 +258,39 @@ func BenchmarkRecall(b *testing.B) {
 }
 
 // BenchmarkRecallPhases cuts the hook's work into phases, each timed
-// alone with the inputs of the real query (this mirrors Recaller.Recall):
+// alone with the inputs of the real query:
 //
-//	open      store.Open read-only + the FTS query + Close (the hook's connection is new)
-//	load      Load of the global and the project recollection files (read + decode)
-//	embed     the prompt's local vector and its cosine with every file item
-//	fts       the FTS query on an open connection (bm25 over every match, LIMIT 40)
-//	coverage  the term coverage of every candidate (files and FTS hits)
-//	rank      copying the candidates, Rank (score + stable sort)
+//	open      store.Open read-only + Close (the hook's connection is new)
+//	load      LoadView of the global and the project recollection files
+//	embed     the prompt's terms and local vector
+//	fts       the FTS query on an open connection (the newest FTSWindow matches of each term searched)
+//	recall    the whole Recaller.Recall
 //	format    Format of the ranked result
-//	recall    the whole Recaller.Recall, for comparison with the sum
 func BenchmarkRecallPhases(b *testing.B) {
 	ctx := context.Background()
 	for _, size := range sizes() {
-		for _, p := range prompts(b, "rare", "common", "unrelated") {
+		for _, p := range prompts(b, "rare", "mid", "common", "unrelated") {
 			b.Run(size+"/"+p.Kind, func(b *testing.B) {
 				s := getStore(b, size)
 				r := recall.New(s.home, s.db)
+				if w, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_FTS_WINDOW")); err == nil {
+					r.FTSWindow = w
+				}
 				now := time.Now()
 				q := recall.Query{Text: p.Prompt, ProjectPath: benchProject, Now: now}
 				res := r.Recall(ctx, q)
-				terms := res.Terms
 				paths := []string{recall.GlobalPath(s.home), recall.ProjectPath(s.home, benchProject)}
-				var files []*recall.File
+				items := 0
 				for _, path := range paths {
-					f, err := recall.Load(path)
+					v, err := recall.LoadView(path)
 					if err != nil {
 						b.Fatal(err)
 					}
-					files = append(files, f)
+					items += v.Len()
 				}
-				hits, err := s.db.SearchEpisodes(ctx, res.Match, benchProject, r.FTSLimit)
-				if err != nil {
-					b.Fatal(err)
-				}
-				// The candidates as Recall gathers them.
-				var cands []recall.Candidate
-				seen := map[string]bool{}
-				qvec := r.Embedder.EmbedText(q.Text)
-				for _, f := range files {
-					for _, it := range f.Items {
-						if (it.ProjectPath != "" && it.ProjectPath != benchProject && f.Scope != "global") || seen[it.ID] {
-							continue
-						}
-						seen[it.ID] = true
-						cands = append(cands, recall.Candidate{Item: it, Cos: it.Cos(qvec)})
-					}
-				}
-				for _, h := range hits {
-					if !seen[h.ID] {
-						seen[h.ID] = true
-						cands = append(cands, recall.Candidate{Item: recall.EpisodeItem(h.Episode), BM25: h.BM25, HasBM25: true,
-							Cos: embed.Cosine(h.Embedding, qvec)})
-					}
-				}
-				b.Logf("%s/%s: %d terms, FTS query %s: %d hits (limit %d), %d file items, %d candidates",
-					size, p.Kind, len(terms), res.Match, ftsHits(b, s, res.Match), r.FTSLimit, len(files[0].Items)+len(files[1].Items), len(cands))
+				b.Logf("%s/%s: terms %v (stop %v), searched %v: %d hits (window %d per term, limit %d), %d file items, %d candidates, %d+%d recalled",
+					size, p.Kind, res.Terms, res.Stop, res.Searched, ftsHits(b, s, res.Searched), r.FTSWindow, r.FTSLimit, items,
+					res.Candidates, len(res.Episodes), len(res.Beliefs))
 
 				phase := func(name string, fn func()) {
 					b.Run(name, func(b *testing.B) {
@@ -334,46 +309,28 @@ func BenchmarkRecallPhases(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if res.Match != "" {
-						if _, err := db.SearchEpisodes(ctx, res.Match, benchProject, r.FTSLimit); err != nil {
-							b.Fatal(err)
-						}
-					}
 					db.Close()
 				})
 				phase("load", func() {
 					for _, path := range paths {
-						if _, err := recall.Load(path); err != nil {
+						if _, err := recall.LoadView(path); err != nil {
 							b.Fatal(err)
 						}
 					}
 				})
 				phase("embed", func() {
-					v := r.Embedder.EmbedText(q.Text)
-					for _, f := range files {
-						for i := range f.Items {
-							cosSink += f.Items[i].Cos(v)
-						}
-					}
+					recall.Terms(q.Text)
+					cosSink += r.Embedder.EmbedText(q.Text)[0]
 				})
-				if res.Match != "" {
+				if len(res.Searched) > 0 {
 					phase("fts", func() {
-						if _, err := s.db.SearchEpisodes(ctx, res.Match, benchProject, r.FTSLimit); err != nil {
+						if _, err := s.db.SearchTerms(ctx, res.Searched, nil, r.FTSWindow, r.FTSLimit*2); err != nil {
 							b.Fatal(err)
 						}
 					})
 				}
-				phase("coverage", func() {
-					for i := range cands {
-						cands[i].Coverage = recall.Coverage(terms, cands[i].Text+" "+cands[i].Detail)
-					}
-				})
-				phase("rank", func() {
-					c := append([]recall.Candidate(nil), cands...)
-					recall.Rank(c, r.Weights, now)
-				})
-				phase("format", func() { recall.Format(res, recall.DefaultLimits, now) })
 				phase("recall", func() { r.Recall(ctx, q) })
+				phase("format", func() { recall.Format(res, recall.DefaultLimits, now) })
 			})
 		}
 	}
@@ -391,7 +348,7 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p
 // share of ops that printed an answer.
 func BenchmarkHookRun(b *testing.B) {
 	for _, size := range sizes() {
-		for _, p := range prompts(b, "rare", "common", "unrelated", "trivial") {
+		for _, p := range prompts(b, "rare", "mid", "common", "unrelated", "trivial") {
 			b.Run(size+"/"+p.Kind, func(b *testing.B) {
 				s := getStore(b, size)
 				b.Setenv("ENGRAM_HOME", s.home)
@@ -445,7 +402,9 @@ func BenchmarkHookRun(b *testing.B) {
 }
 
 // Load of a recollection file with 5k beliefs and 400 episodes (local
-// vectors, int8 on disk), and Decode of the same bytes already in memory.
+// vectors, int8 on disk): LoadView (what the hook does: one read, tables
+// checked in place), Load (every item decoded), and DecodeView of the same
+// bytes already in memory.
 func BenchmarkLoad(b *testing.B) {
 	d := generate(b, "-episodes", "400", "-beliefs", "5000", "-projects", "1", "-seed", "2")
 	local := embed.NewLocal()
@@ -472,10 +431,11 @@ func BenchmarkLoad(b *testing.B) {
 	b.Logf("file of %d items (%d beliefs, %d episodes): %d bytes", len(f.Items), len(d.Beliefs), len(d.Episodes), len(data))
 	for _, c := range []struct {
 		name string
-		fn   func() (*recall.File, error)
+		fn   func() (int, error)
 	}{
-		{"load", func() (*recall.File, error) { return recall.Load(path) }},
-		{"decode", func() (*recall.File, error) { return recall.Decode(data) }},
+		{"loadview", func() (int, error) { v, err := recall.LoadView(path); return lenOf(v), err }},
+		{"load", func() (int, error) { g, err := recall.Load(path); return lenOfFile(g), err }},
+		{"decodeview", func() (int, error) { v, err := recall.DecodeView(data); return lenOf(v), err }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
@@ -483,13 +443,27 @@ func BenchmarkLoad(b *testing.B) {
 			var cpu cpuMeter
 			for b.Loop() {
 				cpu.on()
-				g, err := c.fn()
+				n, err := c.fn()
 				cpu.off()
-				if err != nil || len(g.Items) != len(f.Items) {
-					b.Fatalf("%d items, %v", len(g.Items), err)
+				if err != nil || n != len(f.Items) {
+					b.Fatalf("%d items, %v", n, err)
 				}
 			}
 			cpu.report(b)
 		})
 	}
+}
+
+func lenOf(v *recall.View) int {
+	if v == nil {
+		return 0
+	}
+	return v.Len()
+}
+
+func lenOfFile(f *recall.File) int {
+	if f == nil {
+		return 0
+	}
+	return len(f.Items)
 }

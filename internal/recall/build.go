@@ -1,12 +1,15 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,12 +24,17 @@ type BuildOptions struct {
 	// Candidates is how many of the most important and of the most recent
 	// episodes each file carries.
 	Candidates int
-	// StopShare: terms in more than this share of episodes are stop terms.
-	StopShare float64
+	// StopShare: terms in at least this share of the episodes (and in
+	// StopMinDocs or more) are stop terms.
+	StopShare   float64
+	StopMinDocs int
+	// CommonTerms is how many of the store's most common terms the files
+	// carry with their counts (for the prompt terms' rarity).
+	CommonTerms int
 }
 
 // DefaultBuildOptions are used when fields are zero.
-var DefaultBuildOptions = BuildOptions{Candidates: 200, StopShare: 0.05}
+var DefaultBuildOptions = BuildOptions{Candidates: 200, StopShare: 0.05, StopMinDocs: 100, CommonTerms: 2000}
 
 // BuildStats counts what Build wrote.
 type BuildStats struct {
@@ -46,11 +54,35 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	if opt.StopShare <= 0 {
 		opt.StopShare = DefaultBuildOptions.StopShare
 	}
+	if opt.StopMinDocs <= 0 {
+		opt.StopMinDocs = DefaultBuildOptions.StopMinDocs
+	}
+	if opt.CommonTerms <= 0 {
+		opt.CommonTerms = DefaultBuildOptions.CommonTerms
+	}
 	local := embed.NewLocal()
-	stop, err := db.StopTerms(ctx, opt.StopShare, 500)
+	// One pass over the index's vocabulary: the most common terms with
+	// their counts, and a filter of all of them.
+	var all []store.TermDocs
+	docs, err := db.EachTerm(ctx, func(term string, n int) error {
+		all = append(all, store.TermDocs{Term: term, Docs: n})
+		return nil
+	})
 	if err != nil {
 		return st, err
 	}
+	vocab := NewBloom(len(all))
+	for _, t := range all {
+		vocab.Add(stemHash([]byte(t.Term)))
+	}
+	slices.SortFunc(all, func(a, b store.TermDocs) int {
+		if a.Docs != b.Docs {
+			return cmp.Compare(b.Docs, a.Docs)
+		}
+		return strings.Compare(a.Term, b.Term)
+	})
+	common := all[:min(len(all), opt.CommonTerms)]
+	stopDocs := max(opt.StopMinDocs, int(math.Ceil(opt.StopShare*float64(docs))))
 	beliefs, err := db.SurfaceableBeliefs(ctx, 0.4)
 	if err != nil {
 		return st, err
@@ -64,7 +96,11 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 		if err != nil {
 			return err
 		}
-		f := &File{Embedder: local.Name(), CreatedAt: now, Scope: scope, ProjectPath: projectPath, StopTerms: stop}
+		f := &File{Embedder: local.Name(), CreatedAt: now, Scope: scope, ProjectPath: projectPath,
+			Docs: docs, StopDocs: stopDocs, Common: common}
+		if scope == episode.ScopeGlobal {
+			f.Vocab = vocab
+		}
 		for _, b := range beliefs {
 			if b.Scope != scope || (scope == episode.ScopeProject && b.ProjectPath != projectPath) {
 				continue

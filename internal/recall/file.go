@@ -8,16 +8,24 @@ package recall
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/store"
 )
 
 // Item kinds.
@@ -44,12 +52,12 @@ type Item struct {
 	LastAccess  time.Time
 	Stability   float32
 	// Vec is the local embedder's vector (nil when unknown). It is stored
-	// quantised to int8 with one scale per vector: a quarter of the bytes
-	// to read on every prompt, at a cosine error far below what ranking
-	// can notice.
-	Vec   []float32
-	q8    []int8
-	scale float32
+	// quantised to int8 with the inverse of the quantised vector's length:
+	// a quarter of the bytes to read on every prompt, at a cosine error far
+	// below what ranking can notice.
+	Vec     []float32
+	q8      []int8
+	invNorm float32
 }
 
 // File is one recollection file.
@@ -60,21 +68,52 @@ type File struct {
 	ProjectPath string
 	SessionID   string
 	Items       []Item
-	// StopTerms are the terms so common in the store that an FTS query
-	// should not use them: bm25 scores every match before LIMIT applies.
-	StopTerms []string
+	// Docs is how many episodes the store held when the file was built, and
+	// Common the terms (Porter stems, as the FTS index holds them) found in
+	// the most of them, with their counts: the prompt's terms are weighted
+	// by rarity, and those in StopDocs episodes or more are too common to
+	// narrow a query (bm25 scores every match it ranks) or to make a memory
+	// relevant. StopDocs 0: no stop terms.
+	Docs     int
+	StopDocs int
+	Common   []store.TermDocs
+	// Vocab holds every term of the store's index (the global file's only;
+	// nil elsewhere): when it holds no term of a prompt, the prompt hook
+	// does not search (see Recaller.SkipUnknown).
+	Vocab *Bloom
 }
 
 const magic = "ENGRAMRC"
 
 // version of the binary format; a reader treats any other as empty.
-const version = 2
+const version = 3
 
 // MaxFileSize bounds what a reader accepts.
 const MaxFileSize = 64 << 20
 
 // ErrFormat marks a file that is not a valid recollection file.
 var ErrFormat = errors.New("recall: bad recollection file")
+
+// The file holds a header, then fixed-size tables the prompt hook reads in
+// place without decoding the file:
+//
+//	header      magic, version, embedder, creation time, scope, project, session,
+//	            Docs, StopDocs, the smallest count of a common term, then the
+//	            common terms: (hash, count) pairs sorted by hash and the terms
+//	            themselves; a Bloom filter of every term (global file only);
+//	            item count n, vector dimension d, index size k
+//	offsets     n × uint32: where each item's record starts in records
+//	norms       n × float32: 1/|q| of each item's int8 vector (0: none)
+//	vectors     n × d int8
+//	keys        k × uint64, ascending: hashes of the stems of the items' text
+//	postings    (k+1) × uint32 offsets, then per key the ascending item
+//	            numbers, delta-coded as uvarints
+//	records     per item: kind, id, text, detail, project, project path,
+//	            times, importance, confidence, evidence, access count,
+//	            stability
+//
+// So a prompt costs a mapping of the file, a binary search per term, and
+// the decoding of the few items its terms lead to.
 
 // Encode serialises f.
 func (f *File) Encode() []byte {
@@ -87,94 +126,133 @@ func (f *File) Encode() []byte {
 	w.str(f.Scope)
 	w.str(f.ProjectPath)
 	w.str(f.SessionID)
-	w.uvarint(uint64(len(f.StopTerms)))
-	for _, t := range f.StopTerms {
-		w.str(t)
-	}
-	w.uvarint(uint64(len(f.Items)))
-	for _, it := range f.Items {
-		b.WriteByte(it.Kind)
-		w.str(it.ID)
-		w.str(it.Text)
-		w.str(it.Detail)
-		w.str(it.Project)
-		w.str(it.ProjectPath)
-		w.varint(ms(it.At))
-		w.f32(it.Importance)
-		w.f32(it.Confidence)
-		w.varint(int64(it.Evidence))
-		w.varint(int64(it.AccessCount))
-		w.varint(ms(it.LastAccess))
-		w.f32(it.Stability)
-		q, scale := quantize(it.Vec)
-		w.uvarint(uint64(len(q)))
-		w.f32(scale)
-		for _, v := range q {
-			w.b.WriteByte(byte(v))
+	w.uvarint(uint64(max(0, f.Docs)))
+	w.uvarint(uint64(max(0, f.StopDocs)))
+	// The common terms: (hash, count) sorted by hash, which the hook
+	// searches in place, then the terms themselves for tools (Decode).
+	common := slices.Clone(f.Common)
+	slices.SortFunc(common, func(a, b store.TermDocs) int {
+		return cmp.Compare(stemHash([]byte(a.Term)), stemHash([]byte(b.Term)))
+	})
+	common = slices.CompactFunc(common, func(a, b store.TermDocs) bool { return stemHash([]byte(a.Term)) == stemHash([]byte(b.Term)) })
+	minDocs := 0
+	for _, t := range common {
+		if minDocs == 0 || t.Docs < minDocs {
+			minDocs = t.Docs
 		}
 	}
+	w.uvarint(uint64(max(0, minDocs)))
+	w.uvarint(uint64(len(common)))
+	var tmp [12]byte
+	for _, t := range common {
+		binary.LittleEndian.PutUint64(tmp[:8], stemHash([]byte(t.Term)))
+		binary.LittleEndian.PutUint32(tmp[8:], uint32(max(0, min(t.Docs, math.MaxUint32))))
+		b.Write(tmp[:])
+	}
+	var names bytes.Buffer
+	for _, t := range common {
+		writer{&names}.str(t.Term)
+	}
+	w.uvarint(uint64(names.Len()))
+	b.Write(names.Bytes())
+	if f.Vocab != nil && len(f.Vocab.Bits) > 0 && f.Vocab.K > 0 {
+		w.uvarint(uint64(f.Vocab.K))
+		w.uvarint(uint64(len(f.Vocab.Bits)))
+		b.Write(f.Vocab.Bits)
+	} else {
+		w.uvarint(0)
+		w.uvarint(0)
+	}
+	n := len(f.Items)
+	dim := 0
+	for _, it := range f.Items {
+		dim = max(dim, len(it.Vec))
+	}
+	// The index: stem hash → items.
+	posts := map[uint64][]uint32{}
+	var buf []byte
+	for i, it := range f.Items {
+		seen := map[uint64]bool{}
+		for _, text := range []string{it.Text, it.Detail} {
+			buf = eachStem(text, buf, func(stem []byte) {
+				h := stemHash(stem)
+				if !seen[h] {
+					seen[h] = true
+					posts[h] = append(posts[h], uint32(i))
+				}
+			})
+		}
+	}
+	keys := make([]uint64, 0, len(posts))
+	for k := range posts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.uvarint(uint64(n))
+	w.uvarint(uint64(dim))
+	w.uvarint(uint64(len(keys)))
+
+	var records bytes.Buffer
+	rw := writer{&records}
+	offsets := make([]byte, 4*n)
+	norms := make([]byte, 4*n)
+	vecs := make([]byte, n*dim)
+	for i, it := range f.Items {
+		binary.LittleEndian.PutUint32(offsets[4*i:], uint32(records.Len()))
+		records.WriteByte(it.Kind)
+		rw.str(it.ID)
+		rw.str(it.Text)
+		rw.str(it.Detail)
+		rw.str(it.Project)
+		rw.str(it.ProjectPath)
+		rw.varint(ms(it.At))
+		rw.f32(it.Importance)
+		rw.f32(it.Confidence)
+		rw.varint(int64(it.Evidence))
+		rw.varint(int64(it.AccessCount))
+		rw.varint(ms(it.LastAccess))
+		rw.f32(it.Stability)
+		q, inv := quantize(it.Vec)
+		if len(q) == dim {
+			binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(inv))
+			for j, v := range q {
+				vecs[i*dim+j] = byte(v)
+			}
+		}
+	}
+	b.Write(offsets)
+	b.Write(norms)
+	b.Write(vecs)
+	for _, k := range keys {
+		binary.LittleEndian.PutUint64(tmp[:8], k)
+		b.Write(tmp[:8])
+	}
+	var pl bytes.Buffer
+	pw := writer{&pl}
+	for _, k := range keys {
+		binary.LittleEndian.PutUint32(tmp[:4], uint32(pl.Len()))
+		b.Write(tmp[:4])
+		prev := uint32(0)
+		for j, item := range posts[k] {
+			if j == 0 {
+				pw.uvarint(uint64(item))
+			} else {
+				pw.uvarint(uint64(item - prev))
+			}
+			prev = item
+		}
+	}
+	binary.LittleEndian.PutUint32(tmp[:4], uint32(pl.Len()))
+	b.Write(tmp[:4])
+	w.uvarint(uint64(pl.Len()))
+	b.Write(pl.Bytes())
+	w.uvarint(uint64(records.Len()))
+	b.Write(records.Bytes())
 	return b.Bytes()
 }
 
-// Decode parses a recollection file.
-func Decode(data []byte) (*File, error) {
-	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
-		return nil, fmt.Errorf("%w: no magic", ErrFormat)
-	}
-	r := reader{b: data[len(magic):]}
-	if v := r.uvarint(); v != version {
-		return nil, fmt.Errorf("%w: version %d", ErrFormat, v)
-	}
-	f := &File{}
-	f.Embedder = r.str()
-	f.CreatedAt = fromMS(r.varint())
-	f.Scope = r.str()
-	f.ProjectPath = r.str()
-	f.SessionID = r.str()
-	n := r.count(1)
-	f.StopTerms = make([]string, 0, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		f.StopTerms = append(f.StopTerms, r.str())
-	}
-	n = r.count(16)
-	f.Items = make([]Item, 0, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		var it Item
-		it.Kind = r.byte()
-		it.ID = r.str()
-		it.Text = r.str()
-		it.Detail = r.str()
-		it.Project = r.str()
-		it.ProjectPath = r.str()
-		it.At = fromMS(r.varint())
-		it.Importance = r.f32()
-		it.Confidence = r.f32()
-		it.Evidence = int32(r.varint())
-		it.AccessCount = int32(r.varint())
-		it.LastAccess = fromMS(r.varint())
-		it.Stability = r.f32()
-		d := r.count(1)
-		it.scale = r.f32()
-		if d > 0 && r.err == nil {
-			if d > len(r.b) {
-				r.fail("vector")
-				break
-			}
-			it.q8 = make([]int8, d)
-			for j := range it.q8 {
-				it.q8[j] = int8(r.b[j])
-			}
-			r.b = r.b[d:]
-		}
-		f.Items = append(f.Items, it)
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return f, nil
-}
-
-// quantize maps a vector to int8 with a scale: v[i] ≈ q[i] * scale.
+// quantize maps a vector to int8 (v[i] ≈ q[i] × max|v|/127) and returns
+// the inverse length of q, so that a cosine with q is one dot product.
 func quantize(v []float32) ([]int8, float32) {
 	var maxAbs float32
 	for _, x := range v {
@@ -190,10 +268,264 @@ func quantize(v []float32) ([]int8, float32) {
 	}
 	scale := maxAbs / 127
 	q := make([]int8, len(v))
+	var norm float64
 	for i, x := range v {
 		q[i] = int8(math.Round(float64(x / scale)))
+		norm += float64(q[i]) * float64(q[i])
 	}
-	return q, scale
+	return q, float32(1 / math.Sqrt(norm))
+}
+
+// View is a recollection file read in place: its tables are slices of the
+// file's bytes, and an item is decoded only when asked for.
+type View struct {
+	Embedder    string
+	CreatedAt   time.Time
+	Scope       string
+	ProjectPath string
+	SessionID   string
+	Docs        int
+	StopDocs    int
+	// MinCommonDocs is the smallest count among the common terms: a term
+	// not among them is in fewer episodes (0 when the file lists none).
+	MinCommonDocs int
+
+	common   []byte // (hash, count) pairs, 12 bytes each, by hash
+	names    []byte // the common terms, in the same order
+	vocab    []byte // Bloom filter bits of every term of the store (or none)
+	vocabK   int
+	n, dim   int
+	offsets  []byte
+	norms    []byte
+	vecs     []byte
+	keys     []byte
+	postOffs []byte
+	posts    []byte
+	records  []byte
+	unmap    func() error // releases a mapped file; nil when data is on the heap
+}
+
+// Decode parses a whole recollection file, every item included. The
+// result does not share data.
+func Decode(data []byte) (*File, error) {
+	v, err := DecodeView(data)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Embedder: v.Embedder, CreatedAt: v.CreatedAt, Scope: v.Scope, ProjectPath: v.ProjectPath,
+		SessionID: v.SessionID, Docs: v.Docs, StopDocs: v.StopDocs}
+	r := reader{b: v.names}
+	for i := 0; i < len(v.common)/12 && r.err == nil; i++ {
+		f.Common = append(f.Common, store.TermDocs{Term: r.str(), Docs: int(binary.LittleEndian.Uint32(v.common[12*i+8:]))})
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if v.vocabK > 0 && len(v.vocab) > 0 {
+		f.Vocab = &Bloom{Bits: slices.Clone(v.vocab), K: v.vocabK}
+	}
+	f.Items = make([]Item, 0, v.n)
+	for i := range v.n {
+		it, err := v.Item(i)
+		if err != nil {
+			return nil, err
+		}
+		it.detach()
+		f.Items = append(f.Items, it)
+	}
+	return f, nil
+}
+
+// DecodeView reads a recollection file's header and the places of its
+// tables, without looking at their contents: every access through the view
+// is bounds-checked instead, so a damaged file gives errors or wrong
+// answers, never a crash. data must not change while the view is in use.
+func DecodeView(data []byte) (*View, error) {
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		return nil, fmt.Errorf("%w: no magic", ErrFormat)
+	}
+	r := reader{b: data[len(magic):]}
+	if v := r.uvarint(); v != version {
+		return nil, fmt.Errorf("%w: version %d", ErrFormat, v)
+	}
+	v := &View{}
+	v.Embedder = r.str()
+	v.CreatedAt = fromMS(r.varint())
+	v.Scope = r.str()
+	v.ProjectPath = r.str()
+	v.SessionID = r.str()
+	v.Docs = r.count(0)
+	v.StopDocs = r.count(0)
+	v.MinCommonDocs = r.count(0)
+	v.common = r.take(12 * r.count(12))
+	v.names = r.take(r.count(1))
+	v.vocabK = r.count(0)
+	v.vocab = r.take(r.count(1))
+	v.n = r.count(4)
+	v.dim = r.count(0)
+	k := r.count(12)
+	v.offsets = r.take(4 * v.n)
+	v.norms = r.take(4 * v.n)
+	if v.dim > 0 && v.n > len(r.b)/v.dim {
+		r.fail("vectors")
+	}
+	v.vecs = r.take(v.n * v.dim)
+	v.keys = r.take(8 * k)
+	v.postOffs = r.take(4 * (k + 1))
+	v.posts = r.take(r.count(1))
+	v.records = r.take(r.count(1))
+	if r.err != nil {
+		return nil, r.err
+	}
+	return v, nil
+}
+
+// Close releases the file's memory; the view, and items decoded from it
+// and not detached, must not be used afterwards.
+func (v *View) Close() error {
+	if v == nil || v.unmap == nil {
+		return nil
+	}
+	err := v.unmap()
+	v.unmap = nil
+	return err
+}
+
+// Len is the number of items.
+func (v *View) Len() int { return v.n }
+
+// Item decodes item i. Its strings share the view's bytes.
+func (v *View) Item(i int) (Item, error) {
+	var it Item
+	if i < 0 || i >= v.n {
+		return it, fmt.Errorf("%w: item %d of %d", ErrFormat, i, v.n)
+	}
+	off := binary.LittleEndian.Uint32(v.offsets[4*i:])
+	if int(off) >= len(v.records) {
+		return it, fmt.Errorf("%w: item %d at %d", ErrFormat, i, off)
+	}
+	r := reader{b: v.records[off:], alias: true}
+	it.Kind = r.byte()
+	it.ID = r.str()
+	it.Text = r.str()
+	it.Detail = r.str()
+	it.Project = r.str()
+	it.ProjectPath = r.str()
+	it.At = fromMS(r.varint())
+	it.Importance = r.f32()
+	it.Confidence = r.f32()
+	it.Evidence = int32(r.varint())
+	it.AccessCount = int32(r.varint())
+	it.LastAccess = fromMS(r.varint())
+	it.Stability = r.f32()
+	if r.err != nil {
+		return Item{}, r.err
+	}
+	if inv := v.invNorm(i); inv != 0 {
+		it.q8 = v.vec(i)
+		it.invNorm = inv
+	}
+	return it, nil
+}
+
+func (v *View) invNorm(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(v.norms[4*i:]))
+}
+
+// vec is item i's int8 vector, in place.
+func (v *View) vec(i int) []int8 {
+	if v.dim == 0 {
+		return nil
+	}
+	b := v.vecs[i*v.dim : (i+1)*v.dim]
+	return unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), len(b))
+}
+
+// Cos is the cosine between item i's vector and q (an L2-normalised vector
+// of the file's embedder); 0 when the item has none or sizes differ.
+func (v *View) Cos(i int, q []float32) float32 {
+	inv := v.invNorm(i)
+	if inv == 0 || len(q) != v.dim {
+		return 0
+	}
+	return dotQ8(v.vec(i), q) * inv
+}
+
+// TermDocs is the number of episodes holding a term (a stem) when it is one
+// of the store's most common terms; 0 otherwise.
+func (v *View) TermDocs(stem string) int {
+	h := stemHash([]byte(stem))
+	n := len(v.common) / 12
+	i, j := 0, n
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if binary.LittleEndian.Uint64(v.common[12*m:]) < h {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i < n && binary.LittleEndian.Uint64(v.common[12*i:]) == h {
+		return int(binary.LittleEndian.Uint32(v.common[12*i+8:]))
+	}
+	return 0
+}
+
+// HasVocab reports whether the file carries the store's vocabulary.
+func (v *View) HasVocab() bool { return v.vocabK > 0 && len(v.vocab) > 0 }
+
+// MayHold reports whether some episode may hold the stem with hash h: false
+// means none did when the file was written. Without a vocabulary, true.
+func (v *View) MayHold(h uint64) bool { return mayHold(v.vocab, v.vocabK, h) }
+
+// Postings calls fn with every item whose text holds the stem with hash h.
+func (v *View) Postings(h uint64, fn func(item int)) {
+	k := len(v.keys) / 8
+	i, j := 0, k
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if binary.LittleEndian.Uint64(v.keys[8*m:]) < h {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i == k || binary.LittleEndian.Uint64(v.keys[8*i:]) != h {
+		return
+	}
+	from, to := binary.LittleEndian.Uint32(v.postOffs[4*i:]), binary.LittleEndian.Uint32(v.postOffs[4*(i+1):])
+	if from > to || int(to) > len(v.posts) {
+		return
+	}
+	p := v.posts[from:to]
+	item := uint64(0)
+	for first := true; len(p) > 0; first = false {
+		d, n := binary.Uvarint(p)
+		if n <= 0 {
+			return
+		}
+		p = p[n:]
+		if first {
+			item = d
+		} else {
+			item += d
+		}
+		if item >= uint64(v.n) {
+			return
+		}
+		fn(int(item))
+	}
+}
+
+// detach copies what the item shares with its file's bytes, so that it
+// outlives the view.
+func (it *Item) detach() {
+	it.ID = strings.Clone(it.ID)
+	it.Text = strings.Clone(it.Text)
+	it.Detail = strings.Clone(it.Detail)
+	it.Project = strings.Clone(it.Project)
+	it.ProjectPath = strings.Clone(it.ProjectPath)
+	it.q8 = slices.Clone(it.q8)
 }
 
 // HasVec reports whether the item carries a vector.
@@ -203,38 +535,77 @@ func (it *Item) HasVec() bool { return len(it.Vec) > 0 || len(it.q8) > 0 }
 // vector of the same embedder); 0 when either is missing or sizes differ.
 func (it *Item) Cos(q []float32) float32 {
 	if len(it.Vec) > 0 {
-		return dot(it.Vec, q)
+		return embed.Cosine(it.Vec, q)
 	}
 	if len(it.q8) == 0 || len(it.q8) != len(q) {
 		return 0
 	}
-	var s, norm float32
-	for i, x := range it.q8 {
-		f := float32(x)
-		s += f * q[i]
-		norm += f * f
-	}
-	if norm == 0 {
-		return 0
-	}
-	// Renormalise: quantisation shifts the length slightly.
-	return s / float32(math.Sqrt(float64(norm)))
+	return dotQ8(it.q8, q) * it.invNorm
 }
 
-func dot(a, b []float32) float32 {
-	if len(a) != len(b) {
-		return 0
+// dotQ8 is the dot product of an int8 vector and a float one of the same
+// length, on four lanes.
+func dotQ8(a []int8, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		a4, b4 := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += float32(a4[0]) * b4[0]
+		s1 += float32(a4[1]) * b4[1]
+		s2 += float32(a4[2]) * b4[2]
+		s3 += float32(a4[3]) * b4[3]
 	}
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	for ; i < len(a); i++ {
+		s0 += float32(a[i]) * b[i]
 	}
-	return s
+	return (s0 + s1) + (s2 + s3)
 }
 
-// Load reads a recollection file. A missing, unreadable or corrupt file is
-// an error the caller treats as empty.
+// Load reads a whole recollection file. A missing, unreadable or corrupt
+// file is an error the caller treats as empty.
 func Load(path string) (*File, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data)
+}
+
+// LoadView maps a recollection file for the prompt hook: nothing is read
+// but the header until items are asked for. Close releases it.
+func LoadView(path string) (*View, error) {
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > MaxFileSize || st.Size() == 0 {
+		return nil, fmt.Errorf("%w: %s is not a regular file of 1 to %d bytes", ErrFormat, path, MaxFileSize)
+	}
+	// The worker replaces files by renaming new ones over them, never by
+	// writing in place, so a mapping stays valid while it is used.
+	data, err := syscall.Mmap(int(fd.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		if data, err = readFile(path); err != nil {
+			return nil, err
+		}
+		return DecodeView(data)
+	}
+	v, err := DecodeView(data)
+	if err != nil {
+		syscall.Munmap(data)
+		return nil, err
+	}
+	v.unmap = func() error { return syscall.Munmap(data) }
+	return v, nil
+}
+
+func readFile(path string) ([]byte, error) {
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
@@ -248,10 +619,10 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("%w: %s is not a regular file under %d bytes", ErrFormat, path, MaxFileSize)
 	}
 	data := make([]byte, st.Size())
-	if _, err := fd.ReadAt(data, 0); err != nil {
+	if _, err := io.ReadFull(fd, data); err != nil {
 		return nil, err
 	}
-	return Decode(data)
+	return data, nil
 }
 
 // Save writes f atomically (temp file in the same directory, fsync, rename)
@@ -322,8 +693,9 @@ func (w writer) f32(f float32) {
 }
 
 type reader struct {
-	b   []byte
-	err error
+	b     []byte
+	err   error
+	alias bool // strings share b's bytes instead of copying them
 }
 
 func (r *reader) fail(what string) {
@@ -353,9 +725,17 @@ func (r *reader) varint() int64 {
 	return v
 }
 
-// count reads a length that must fit in what is left, given a minimum size per element.
+// count reads a length that must fit in what is left, given a minimum
+// size per element (0: a plain number below 2^31).
 func (r *reader) count(minSize int) int {
 	v := r.uvarint()
+	if minSize == 0 {
+		if v >= 1<<31 {
+			r.fail("count")
+			return 0
+		}
+		return int(v)
+	}
 	if v > uint64(len(r.b)/minSize) {
 		r.fail("count")
 		return 0
@@ -363,12 +743,28 @@ func (r *reader) count(minSize int) int {
 	return int(v)
 }
 
+// take returns the next n bytes, in place.
+func (r *reader) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b) {
+		r.fail("table")
+		return nil
+	}
+	b := r.b[:n:n]
+	r.b = r.b[n:]
+	return b
+}
+
 func (r *reader) str() string {
 	n := r.count(1)
-	if r.err != nil {
+	if r.err != nil || n == 0 {
 		return ""
 	}
-	s := string(r.b[:n])
+	var s string
+	if r.alias {
+		s = unsafe.String(&r.b[0], n)
+	} else {
+		s = string(r.b[:n])
+	}
 	r.b = r.b[n:]
 	return s
 }

@@ -14,63 +14,104 @@ type Limits struct {
 	Memories int // memory bites
 	Beliefs  int // belief bites
 	Budget   int // bytes of injected text, framing included
-	BiteMax  int // bytes of one bite's text
+	BiteMax  int // bytes of one bite's own text
+	// NeighbourMax bounds each of the exchanges shown next to a memory
+	// (see Recaller.Expand); they are added only while the budget allows.
+	NeighbourMax int
 }
 
 // DefaultLimits: at most 3 memory bites and 2 belief bites in about 1,500
 // tokens.
-var DefaultLimits = Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200}
+var DefaultLimits = Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 800}
 
 const header = "Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: " +
 	"prefer what the user says now and what the code shows."
 
 // Format renders the bites that fit the limits, framed as engram's injected
-// context, and returns the ids it used. Beliefs come first: they are short
-// and distilled.
+// context, and returns the ids of what it shows (each bite's, then the
+// exchanges shown next to it), so that none is shown again in the session.
+// Beliefs come first: they are short and distilled. Then the memories, best
+// first; the exchanges next to them (after, then before) are added to their
+// bites, best memory first, while the budget allows.
 func Format(res Result, lim Limits, now time.Time) (string, []string) {
+	size := len(inject.Wrap(header))
 	var lines []string
 	var ids []string
-	size := len(inject.Wrap(header))
-	addLine := func(line, id string) bool {
-		if size+len(line)+1 > lim.Budget {
-			return false
-		}
-		size += len(line) + 1
-		lines = append(lines, line)
-		ids = append(ids, id)
-		return true
-	}
+	fits := func(n int) bool { return size+n <= lim.Budget }
 	n := 0
 	for _, b := range res.Beliefs {
 		if n >= lim.Beliefs {
 			break
 		}
-		if addLine(fmt.Sprintf("[Belief (%.2f): %s]", b.Confidence, clip(oneLine(b.Text), lim.BiteMax)), b.ID) {
+		line := fmt.Sprintf("[Belief (%.2f): %s]", b.Confidence, clip(oneLine(b.Text), lim.BiteMax))
+		if fits(len(line) + 1) {
+			size += len(line) + 1
+			lines = append(lines, line)
+			ids = append(ids, b.ID)
 			n++
 		}
 	}
-	n = 0
-	for _, e := range res.Episodes {
-		if n >= lim.Memories {
+	type bite struct {
+		line          string
+		before, after string // " (just before: …)", " (just after: …)" when they fit
+		c             *Candidate
+	}
+	var bites []*bite
+	for i := range res.Episodes {
+		if len(bites) >= lim.Memories {
 			break
 		}
+		e := &res.Episodes[i]
 		label := "[Memory · " + Ago(e.At, now)
 		if e.Project != "" {
 			label += " · project " + e.Project
 		}
 		label += "] "
-		body := e.Text
-		if e.Detail != "" {
-			body = e.Detail
+		line := label + clip(oneLine(body(e.Item)), lim.BiteMax)
+		if fits(len(line) + 1) {
+			size += len(line) + 1
+			bites = append(bites, &bite{line: line, c: e})
 		}
-		if addLine(label+clip(oneLine(body), lim.BiteMax), e.ID) {
-			n++
+	}
+	for _, which := range []string{"after", "before"} {
+		for _, b := range bites {
+			it, part := b.c.After, &b.after
+			if which == "before" {
+				it, part = b.c.Before, &b.before
+			}
+			if it == nil {
+				continue
+			}
+			s := " (just " + which + ": " + clip(oneLine(body(*it)), lim.NeighbourMax) + ")"
+			if fits(len(s)) {
+				size += len(s)
+				*part = s
+			}
+		}
+	}
+	for _, b := range bites {
+		lines = append(lines, b.line+b.before+b.after)
+		ids = append(ids, b.c.ID)
+		if b.before != "" {
+			ids = append(ids, b.c.Before.ID)
+		}
+		if b.after != "" {
+			ids = append(ids, b.c.After.ID)
 		}
 	}
 	if len(lines) == 0 {
 		return "", nil
 	}
 	return inject.Wrap(header + "\n" + strings.Join(lines, "\n")), ids
+}
+
+// body is what a bite shows of an item: an episode's whole exchange when it
+// is short, else its summary.
+func body(it Item) string {
+	if it.Detail != "" {
+		return it.Detail
+	}
+	return it.Text
 }
 
 // Ago renders how long ago t was, coarsely.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -16,7 +17,9 @@ import (
 // Searcher is the full-text side of recall (the store, opened read-only in
 // the hook).
 type Searcher interface {
-	SearchEpisodes(ctx context.Context, match, projectPath string, limit int) ([]store.EpisodeHit, error)
+	SearchTerms(ctx context.Context, terms []string, weights []float64, window, limit int) ([]store.TermHit, error)
+	EpisodesBySeq(ctx context.Context, seqs []int64, projectPath string) ([]store.RecallEpisode, error)
+	SessionNeighbours(ctx context.Context, ids []string, window int) (map[string]store.Neighbours, error)
 }
 
 // Recaller answers queries from recollection files and one FTS query.
@@ -26,12 +29,25 @@ type Recaller struct {
 	Embedder *embed.Local
 	Weights  Weights
 	// MinRelevance is the gate a candidate must pass: the larger of its
-	// vector similarity and its share of the prompt's terms.
+	// vector similarity and its share of the prompt's terms. A candidate
+	// must also share at least one term with the prompt that is not a stop
+	// term.
 	MinRelevance float64
 	// FTSLimit bounds the candidates of the FTS query.
 	FTSLimit int
+	// FTSWindow bounds the matches the full-text search ranks, shared
+	// among its terms: each term's newest FTSWindow/terms matches (0: all).
+	// Its cost is in proportion to them, whatever the size of the store.
+	FTSWindow int
 	// MaxTerms bounds the terms of the FTS query.
 	MaxTerms int
+	// SkipUnknown skips the search (and so opening the store) when no
+	// term of the prompt is in the store's vocabulary as the global file
+	// recorded it: the prompt hook's fast path for prompts that have
+	// nothing to do with any memory. The vocabulary is as old as the last
+	// worker cycle, so a memory saved since, all of whose words are new to
+	// the store, waits for the next cycle to be found this way.
+	SkipUnknown bool
 }
 
 // Query is one recall request.
@@ -48,18 +64,37 @@ type Query struct {
 type Result struct {
 	Episodes []Candidate
 	Beliefs  []Candidate
-	// Terms is the query's terms; Match the FTS query that ran.
-	Terms []string
-	Match string
+	// Terms is the query's terms (as typed, lower case), Stop those of
+	// them too common in the store to count, Searched those the full-text
+	// search looked for (the rarest), and Match the same as an FTS5 query
+	// ("" when no search ran).
+	Terms    []string
+	Stop     []string
+	Searched []string
+	Match    string
+	// Candidates is how many memories were scored (before the gate).
+	Candidates int
 	// Problems lists what was skipped (a missing or unreadable file, a
 	// failed search): recall degrades instead of failing.
 	Problems []string
 }
 
+// Defaults of New.
+const (
+	DefaultMinRelevance = 0.2
+	DefaultFTSLimit     = 15
+	DefaultFTSWindow    = 600
+	DefaultMaxTerms     = 10
+	// MaxQueryBytes: only the start of a longer prompt is used (a pasted
+	// log or file says what it is about early on, and a hook must not spend
+	// its deadline on a megabyte of text).
+	MaxQueryBytes = 8 << 10
+)
+
 // New returns a Recaller with default settings.
 func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
-		MinRelevance: 0.2, FTSLimit: 40, MaxTerms: 10}
+		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms}
 }
 
 // Recall gathers and ranks the candidates for q.
@@ -68,29 +103,17 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
-	res.Terms = Terms(q.Text)
-	if len(res.Terms) == 0 {
+	text := clipQuery(q.Text)
+	terms := queryTerms(text)
+	if len(terms) == 0 {
 		return res
 	}
-	qvec := r.Embedder.EmbedText(q.Text)
-	name := r.Embedder.Name()
-
-	byID := map[string]*Candidate{}
-	var order []string
-	add := func(it Item) *Candidate {
-		if q.Exclude[it.ID] {
-			return nil
-		}
-		if c, ok := byID[it.ID]; ok {
-			return c
-		}
-		c := &Candidate{Item: it}
-		byID[it.ID] = c
-		order = append(order, it.ID)
-		return c
+	for _, t := range terms {
+		res.Terms = append(res.Terms, t.word)
 	}
 
-	stop := map[string]bool{}
+	var views []*View
+	var scopes []string
 	paths := []string{GlobalPath(r.Home)}
 	if q.ProjectPath != "" {
 		paths = append(paths, ProjectPath(r.Home, q.ProjectPath))
@@ -99,96 +122,356 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		paths = append(paths, SessionPath(r.Home, q.SessionID))
 	}
 	for _, p := range paths {
-		f, err := Load(p)
+		v, err := LoadView(p)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				res.Problems = append(res.Problems, err.Error())
 			}
 			continue
 		}
-		for _, t := range f.StopTerms {
-			stop[t] = true
+		views = append(views, v)
+		scopes = append(scopes, v.Scope)
+	}
+	defer func() {
+		for _, v := range views {
+			v.Close()
 		}
-		sameSpace := f.Embedder == name
-		for _, it := range f.Items {
-			if q.ProjectPath != "" && it.ProjectPath != "" && it.ProjectPath != q.ProjectPath && f.Scope != "global" {
-				continue // another project's memory
+	}()
+	weighTerms(terms, views)
+	for _, v := range views {
+		if v.HasVocab() {
+			for i := range terms {
+				terms[i].absent = !v.MayHold(terms[i].hash)
 			}
-			c := add(it)
-			if c == nil {
+			break
+		}
+	}
+	unknown := true // every term that could be searched is in no episode
+	for _, t := range terms {
+		unknown = unknown && (t.stop || t.absent)
+	}
+	for _, t := range terms {
+		if t.stop {
+			res.Stop = append(res.Stop, t.word)
+		}
+	}
+	cov := newCoverer(terms)
+	if cov.total == 0 {
+		return res // every term is a stop term: nothing can be relevant
+	}
+
+	qvec := r.Embedder.EmbedText(text)
+	name := r.Embedder.Name()
+	byID := map[string]*Candidate{}
+	var cands []*Candidate
+
+	// File items that hold at least one of the prompt's terms.
+	type ref struct{ view, item int }
+	masks := map[ref]uint64{}
+	var order []ref
+	for vi, v := range views {
+		for ti := range terms {
+			t := &terms[ti]
+			if t.stop {
 				continue
 			}
-			if sameSpace {
-				c.Cos = it.Cos(qvec)
-			}
-			if f.Scope == "session" {
-				c.Neighbor = true
-			}
+			v.Postings(t.hash, func(item int) {
+				k := ref{vi, item}
+				m, ok := masks[k]
+				if !ok {
+					order = append(order, k)
+				}
+				masks[k] = m | 1<<ti
+			})
 		}
 	}
-
-	if r.DB != nil {
-		res.Match = Match(res.Terms, stop, r.MaxTerms)
-		if res.Match != "" {
-			hits, err := r.DB.SearchEpisodes(ctx, res.Match, q.ProjectPath, r.FTSLimit)
-			if err != nil {
-				res.Problems = append(res.Problems, err.Error())
-			}
-			for _, h := range hits {
-				c := add(EpisodeItem(h.Episode))
-				if c == nil {
-					continue
-				}
-				c.BM25, c.HasBM25 = h.BM25, true
-				if h.Embedder == name && len(h.Embedding) == len(qvec) {
-					c.Cos = embed.Cosine(h.Embedding, qvec)
-				}
-			}
-		}
-	}
-
-	cands := make([]Candidate, 0, len(order))
-	cov := NewCoverer(res.Terms)
-	for _, id := range order {
-		c := byID[id]
-		c.Coverage = cov.Coverage(c.Text + " " + c.Detail)
-		cands = append(cands, *c)
-	}
-	Rank(cands, r.Weights, q.Now)
-	for _, c := range cands {
-		if !Relevant(c, r.MinRelevance) {
+	for _, k := range order {
+		v := views[k.view]
+		it, err := v.Item(k.item)
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
 			continue
 		}
-		switch c.Kind {
-		case KindBelief:
-			if c.Confidence > 0.4 {
-				res.Beliefs = append(res.Beliefs, c)
+		if q.Exclude[it.ID] {
+			continue
+		}
+		if q.ProjectPath != "" && it.ProjectPath != "" && it.ProjectPath != q.ProjectPath && scopes[k.view] != episode.ScopeGlobal {
+			continue // another project's memory
+		}
+		c := byID[it.ID]
+		if c == nil {
+			c = &Candidate{Item: it}
+			byID[it.ID] = c
+			cands = append(cands, c)
+			if v.Embedder == name {
+				c.Cos = v.Cos(k.item, qvec)
 			}
-		default:
+			c.Coverage = cov.weigh(masks[k])
+		}
+		if scopes[k.view] == "session" {
+			c.Neighbor = true
+		}
+	}
+
+	if r.DB != nil && !(r.SkipUnknown && unknown) {
+		res.Match = matchQuery(terms, r.MaxTerms)
+		for _, i := range searchTerms(terms, r.MaxTerms) {
+			res.Searched = append(res.Searched, terms[i].word)
+		}
+		if err := r.searchTerms(ctx, q, terms, cov, qvec, name, byID, &cands); err != nil {
+			res.Problems = append(res.Problems, err.Error())
+		}
+	}
+	res.Candidates = len(cands)
+
+	// The gate first: only what passes is ranked.
+	kept := make([]Candidate, 0, len(cands))
+	for _, c := range cands {
+		if Relevant(*c, r.MinRelevance) && (c.Kind != KindBelief || c.Confidence > 0.4) {
+			c.detach() // the files are closed on return
+			kept = append(kept, *c)
+		}
+	}
+	Rank(kept, r.Weights, q.Now)
+	for _, c := range kept {
+		if c.Kind == KindBelief {
+			res.Beliefs = append(res.Beliefs, c)
+		} else {
 			res.Episodes = append(res.Episodes, c)
 		}
 	}
 	return res
 }
 
-// Match builds a safe FTS5 query from terms: the rarest-looking ones (not
-// stop terms, longest first), each quoted, joined by OR. Quoting keeps FTS5
-// syntax in a prompt from being interpreted.
-func Match(terms []string, stop map[string]bool, max int) string {
-	var keep []string
-	for _, t := range terms {
-		if !stop[t] && len([]rune(t)) >= 3 {
-			keep = append(keep, t)
+// searchTerms is the full-text side: the newest FTSWindow matches of each
+// of the rarest terms, ranked by the summed rarity of the terms each
+// matched (then newest first); the best FTSLimit that the project can see
+// are read.
+func (r *Recaller) searchTerms(ctx context.Context, q Query, terms []term, cov *Coverer, qvec []float32, name string,
+	byID map[string]*Candidate, cands *[]*Candidate) error {
+	pick := searchTerms(terms, r.MaxTerms)
+	if len(pick) == 0 {
+		return nil
+	}
+	words := make([]string, len(pick))
+	weights := make([]float64, len(pick))
+	for i, t := range pick {
+		words[i], weights[i] = terms[t].word, terms[t].weight
+	}
+	n := r.FTSLimit
+	if q.ProjectPath != "" {
+		n *= 2 // some may be other projects'
+	}
+	found, err := r.DB.SearchTerms(ctx, words, weights, TermWindow(r.FTSWindow, len(pick)), n)
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	type hit struct {
+		seq   int64
+		mask  uint64 // over terms
+		score float64
+	}
+	hits := make([]hit, len(found))
+	for i, f := range found {
+		hits[i] = hit{seq: f.Seq, score: f.Score}
+		for j, t := range pick {
+			if f.Mask&(1<<j) != 0 {
+				hits[i].mask |= 1 << t
+			}
 		}
 	}
-	sort.SliceStable(keep, func(i, j int) bool { return len(keep[i]) > len(keep[j]) })
+	seqs := make([]int64, len(hits))
+	info := map[int64]hit{}
+	for i, h := range hits {
+		seqs[i] = h.seq
+		info[h.seq] = h
+	}
+	eps, err := r.DB.EpisodesBySeq(ctx, seqs, q.ProjectPath)
+	if err != nil {
+		return err
+	}
+	if len(eps) > r.FTSLimit {
+		eps = eps[:r.FTSLimit]
+	}
+	for _, e := range eps {
+		if q.Exclude[e.ID] {
+			continue
+		}
+		h := info[e.Seq]
+		c := byID[e.ID]
+		if c == nil {
+			c = &Candidate{Item: EpisodeItem(e.Episode)}
+			byID[e.ID] = c
+			*cands = append(*cands, c)
+			c.Coverage = cov.weigh(h.mask | cov.mask(c.Text, c.Detail))
+			if e.Embedder == name && len(e.Embedding) == len(qvec) {
+				c.Cos = embed.Cosine(e.Embedding, qvec)
+			}
+		}
+		c.BM25, c.HasBM25 = -h.score, true
+	}
+	return nil
+}
+
+// minTermWindow is the fewest newest matches of a term the search ranks.
+const minTermWindow = 50
+
+// TermWindow is how many of each term's newest matches a search of n terms
+// ranks when window is shared among them (0: all).
+func TermWindow(window, n int) int {
+	if window <= 0 || n <= 0 {
+		return 0
+	}
+	return max(minTermWindow, (window+n-1)/n)
+}
+
+// searchTerms picks the terms the FTS query looks for: the rarest ones (not
+// stop terms, at least three characters), at most max; it returns their
+// indexes in terms. Terms the vocabulary says no episode holds are searched
+// too: it may be older than the store.
+func searchTerms(terms []term, max int) []int {
+	var keep []int
+	for i, t := range terms {
+		if !t.stop && len([]rune(t.word)) >= 3 {
+			keep = append(keep, i)
+		}
+	}
+	sort.SliceStable(keep, func(i, j int) bool {
+		a, b := terms[keep[i]], terms[keep[j]]
+		if a.weight != b.weight {
+			return a.weight > b.weight
+		}
+		return len(a.word) > len(b.word)
+	})
 	if max > 0 && len(keep) > max {
 		keep = keep[:max]
 	}
-	for i, t := range keep {
-		keep[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	return keep
+}
+
+// NeighbourWindow is how far (in stored episodes) Expand looks for an
+// episode's neighbours in its session.
+const NeighbourWindow = 4
+
+// Expand gives the first n episodes of res the exchanges just before and
+// after them in their session, which their bites show too: a conversation's
+// answer is often in the turn after the one that matches the prompt, and
+// what led to a decision in the turn before it.
+func (r *Recaller) Expand(ctx context.Context, res *Result, n int) {
+	if r.DB == nil || n <= 0 || len(res.Episodes) == 0 {
+		return
 	}
-	return strings.Join(keep, " OR ")
+	eps := res.Episodes[:min(n, len(res.Episodes))]
+	ids := make([]string, len(eps))
+	for i, e := range eps {
+		ids[i] = e.ID
+	}
+	nb, err := r.DB.SessionNeighbours(ctx, ids, NeighbourWindow)
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+		return
+	}
+	for i := range eps {
+		x := nb[eps[i].ID]
+		if x.Before != nil {
+			it := EpisodeItem(x.Before.Episode)
+			eps[i].Before = &it
+		}
+		if x.After != nil {
+			it := EpisodeItem(x.After.Episode)
+			eps[i].After = &it
+		}
+	}
+}
+
+// clipQuery is the part of a prompt recall looks at: its first
+// MaxQueryBytes, cut at a word boundary.
+func clipQuery(s string) string {
+	if len(s) <= MaxQueryBytes {
+		return s
+	}
+	cut := strings.LastIndexAny(s[:MaxQueryBytes], " \t\n")
+	if cut <= 0 {
+		cut = MaxQueryBytes
+	}
+	return s[:cut]
+}
+
+// term is one search term of a prompt.
+type term struct {
+	word   string // folded as the index folds it (lower case, no diacritics)
+	stem   string
+	hash   uint64
+	docs   int     // episodes holding it, when among the store's common terms
+	weight float64 // rarity: what matching it is worth
+	stop   bool    // too common to search for or to count
+	absent bool    // in no episode, by the store's vocabulary in the global file
+}
+
+// maxQueryTerms bounds the terms of a prompt (a bit mask per candidate).
+const maxQueryTerms = 64
+
+// queryTerms are the distinct terms of a prompt by stem, in order: tokens of
+// two characters or more that are not stop words.
+func queryTerms(text string) []term {
+	var out []term
+	seen := map[string]bool{}
+	var stem []byte
+	eachToken(text, nil, func(tok []byte) {
+		if len(out) == maxQueryTerms || len(tok) < 2 || isStopWord(string(tok)) {
+			return
+		}
+		stem = appendStem(stem[:0], tok)
+		if seen[string(stem)] {
+			return
+		}
+		s := string(stem)
+		seen[s] = true
+		out = append(out, term{word: string(tok), stem: s, hash: stemHash(stem), weight: 1})
+	})
+	return out
+}
+
+// weighTerms sets each term's rarity weight and stop flag from the
+// statistics the files carry (the first file that has them: every file of
+// one build has the same).
+func weighTerms(terms []term, views []*View) {
+	var v *View
+	for _, x := range views {
+		if x.Docs > 0 {
+			v = x
+			break
+		}
+	}
+	if v == nil {
+		return
+	}
+	// A term not among the common ones is in fewer episodes than the least
+	// common of them: count it as rare.
+	rare := max(1, v.MinCommonDocs/2)
+	n := float64(v.Docs)
+	for i := range terms {
+		t := &terms[i]
+		t.docs = v.TermDocs(t.stem)
+		df := t.docs
+		if df == 0 {
+			df = rare
+		}
+		t.stop = v.StopDocs > 0 && t.docs >= v.StopDocs
+		// The BM25 form of inverse document frequency, always > 0.
+		t.weight = math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+	}
+}
+
+// matchQuery writes the terms the search looks for (searchTerms) as one
+// FTS5 query, for display and diagnosis: each quoted as typed (FTS5 stems
+// it as it stemmed the index), joined by OR.
+func matchQuery(terms []term, max int) string {
+	var words []string
+	for _, i := range searchTerms(terms, max) {
+		words = append(words, `"`+strings.ReplaceAll(terms[i].word, `"`, `""`)+`"`)
+	}
+	return strings.Join(words, " OR ")
 }
 
 // MaxDetail is the longest context a bite shows in full instead of the

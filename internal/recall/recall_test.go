@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +20,25 @@ var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func TestFileRoundTrip(t *testing.T) {
 	local := embed.NewLocal()
 	v := local.EmbedText("deploy the billing service with flyctl")
-	f := &File{Embedder: local.Name(), CreatedAt: now, Scope: "project", ProjectPath: "/p", StopTerms: []string{"test", "go"},
+	f := &File{Embedder: local.Name(), CreatedAt: now, Scope: "project", ProjectPath: "/p",
+		Docs: 500, StopDocs: 25, Common: []store.TermDocs{{Term: "test", Docs: 300}, {Term: "go", Docs: 200}},
 		Items: []Item{
-			{Kind: KindEpisode, ID: "ep_000000000001", Text: "deploy billing", Project: "p", ProjectPath: "/p", At: now.Add(-time.Hour),
-				Importance: 0.7, AccessCount: 2, LastAccess: now, Stability: 1.5, Vec: v},
-			{Kind: KindBelief, ID: "bl_000000000001", Text: "User prefers Fly", Confidence: 0.85, Evidence: 7},
+			{Kind: KindEpisode, ID: "ep_000000000001", Text: "Deployed billing", Detail: "we deploy billing with flyctl",
+				Project: "p", ProjectPath: "/p", At: now.Add(-time.Hour), Importance: 0.7, AccessCount: 2, LastAccess: now,
+				Stability: 1.5, Vec: v},
+			{Kind: KindBelief, ID: "bl_000000000001", Text: "User prefers Fly for billing", Confidence: 0.85, Evidence: 7},
 		}}
-	g, err := Decode(f.Encode())
+	data := f.Encode()
+	g, err := Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Embedder != f.Embedder || !g.CreatedAt.Equal(now) || len(g.StopTerms) != 2 || len(g.Items) != 2 {
+	if g.Embedder != f.Embedder || !g.CreatedAt.Equal(now) || g.Docs != 500 || g.StopDocs != 25 || len(g.Common) != 2 || len(g.Items) != 2 {
 		t.Fatalf("decoded %+v", g)
 	}
 	a, b := g.Items[0], g.Items[1]
-	if a.ID != "ep_000000000001" || a.Importance != 0.7 || a.AccessCount != 2 || !a.LastAccess.Equal(now) || a.Stability != 1.5 {
+	if a.ID != "ep_000000000001" || a.Detail != f.Items[0].Detail || a.Importance != 0.7 || a.AccessCount != 2 ||
+		!a.LastAccess.Equal(now) || a.Stability != 1.5 {
 		t.Errorf("episode item %+v", a)
 	}
 	if b.Confidence != 0.85 || b.Evidence != 7 || b.HasVec() {
@@ -47,9 +52,46 @@ func TestFileRoundTrip(t *testing.T) {
 	if d := a.Cos(other) - embed.Cosine(v, other); d > 0.01 || d < -0.01 {
 		t.Errorf("quantised cosine off by %v", d)
 	}
-	for _, bad := range [][]byte{nil, []byte("ENGRAMRC"), []byte("nope"), f.Encode()[:40]} {
+
+	// The view answers the same without decoding the file.
+	view, err := DecodeView(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Len() != 2 || view.TermDocs("test") != 300 || view.TermDocs("go") != 200 || view.TermDocs("deploi") != 0 || view.MinCommonDocs != 200 {
+		t.Errorf("view counts: len %d, test %d, go %d", view.Len(), view.TermDocs("test"), view.TermDocs("go"))
+	}
+	if c := view.Cos(0, v); c < 0.999 || view.Cos(1, v) != 0 {
+		t.Errorf("view cosines %v %v", c, view.Cos(1, v))
+	}
+	postings := func(word string) []int {
+		var out []int
+		view.Postings(stemHash([]byte(Stem(word))), func(i int) { out = append(out, i) })
+		return out
+	}
+	// "Deployed" and "deploy" share the stem "deploi"; billing is in both
+	// items; the detail is indexed; a word in neither has no postings.
+	for word, want := range map[string][]int{"deploying": {0}, "billing": {0, 1}, "flyctl": {0}, "fly": {1}, "kubernetes": nil} {
+		if got := postings(word); !slices.Equal(got, want) {
+			t.Errorf("postings(%q)=%v want %v", word, got, want)
+		}
+	}
+
+	for _, bad := range [][]byte{nil, []byte("ENGRAMRC"), []byte("nope"), data[:40], data[:len(data)-1]} {
 		if _, err := Decode(bad); err == nil {
 			t.Errorf("Decode(%q) accepted", bad)
+		}
+	}
+	// Damage anywhere is refused or decoded without a panic.
+	for i := len(magic) + 1; i < len(data); i++ {
+		bad := slices.Clone(data)
+		bad[i] ^= 0xa5
+		if v, err := DecodeView(bad); err == nil {
+			for j := range v.Len() {
+				v.Item(j)
+				v.Cos(j, other)
+			}
+			v.Postings(stemHash([]byte("billing")), func(int) {})
 		}
 	}
 }
@@ -90,9 +132,24 @@ func TestTrivialAndTerms(t *testing.T) {
 	if strings.Join(got, ",") != "decide,billing,schema" {
 		t.Errorf("Terms=%v", got)
 	}
-	m := Match([]string{"decide", "billing", "sche\"ma", "go"}, map[string]bool{"decide": true}, 5)
-	if m != `"billing" OR "sche""ma"` {
-		t.Errorf("Match=%s", m)
+	// Rarest first, stop terms and words under three letters left out,
+	// every word quoted.
+	terms := queryTerms("decide billing schemas go invoices")
+	for i := range terms {
+		switch terms[i].word {
+		case "decide":
+			terms[i].stop = true
+		case "schemas":
+			terms[i].weight = 3
+		case "invoices":
+			terms[i].weight = 2
+		}
+	}
+	if m := matchQuery(terms, 5); m != `"schemas" OR "invoices" OR "billing"` {
+		t.Errorf("matchQuery=%s", m)
+	}
+	if m := matchQuery(terms, 2); m != `"schemas" OR "invoices"` {
+		t.Errorf("matchQuery with 2 terms=%s", m)
 	}
 }
 
@@ -279,4 +336,162 @@ func ids(cs []Candidate) []string {
 		out = append(out, c.ID)
 	}
 	return out
+}
+
+// A memory is relevant through the terms it shares with the prompt; its
+// cosine can lift that, but never stand in for it.
+func TestRelevanceGate(t *testing.T) {
+	for _, c := range []struct {
+		cov, cos float32
+		want     bool
+	}{
+		{0, 0.6, false},     // no shared term: lexical-vector noise
+		{0.05, 0.21, false}, // one minor term, and a cosine from shared letters
+		{0.15, 0.35, true},  // a paraphrase: the cosine lifts a partial match
+		{0.25, 0, true},
+		{0.1, 0.1, false},
+	} {
+		if got := Relevant(Candidate{Coverage: c.cov, Cos: c.cos}, DefaultMinRelevance); got != c.want {
+			t.Errorf("coverage %v cosine %v: relevant=%v", c.cov, c.cos, got)
+		}
+	}
+}
+
+func TestFormatNeighbours(t *testing.T) {
+	prev := Item{Kind: KindEpisode, ID: "ep_0", Text: "summary 0", Detail: "Ada: shall we try fly?"}
+	next := Item{Kind: KindEpisode, ID: "ep_2", Text: "summary 2", Detail: "Bo: it deployed in two minutes"}
+	res := Result{Episodes: []Candidate{
+		{Item: Item{Kind: KindEpisode, ID: "ep_1", Text: "deployed to fly", Detail: "Ada: deploy it with flyctl", At: now}, Before: &prev, After: &next},
+		{Item: Item{Kind: KindEpisode, ID: "ep_5", Text: "second memory", At: now}, After: &Item{ID: "ep_6", Text: "after the second"}},
+	}}
+	text, used := Format(res, DefaultLimits, now)
+	want := "[Memory · just now] Ada: deploy it with flyctl (just before: Ada: shall we try fly?) (just after: Bo: it deployed in two minutes)"
+	if !strings.Contains(text, want) || !strings.Contains(text, "[Memory · just now] second memory (just after: after the second)") {
+		t.Errorf("context:\n%s", text)
+	}
+	if strings.Join(used, ",") != "ep_1,ep_0,ep_2,ep_5,ep_6" {
+		t.Errorf("ids %v", used)
+	}
+	// The budget keeps every bite first, then the exchanges after, best
+	// memory first, then those before.
+	base, _ := Format(Result{Episodes: []Candidate{{Item: res.Episodes[0].Item}, {Item: res.Episodes[1].Item}}}, DefaultLimits, now)
+	lim := DefaultLimits
+	lim.Budget = len(base) + len(" (just after: Bo: it deployed in two minutes)")
+	text, used = Format(res, lim, now)
+	if strings.Join(used, ",") != "ep_1,ep_2,ep_5" || strings.Contains(text, "before") || len(text) > lim.Budget {
+		t.Errorf("tight budget: ids %v\n%s", used, text)
+	}
+}
+
+func TestExpandWithSessionNeighbours(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var eps []episode.Episode
+	for i, text := range []string{"Ada: where do we host the billing app?", "Bo: we deploy it to Fly with flyctl",
+		"Ada: and the database?", "Bo: Postgres on Neon"} {
+		id := "ep_00000000000" + string(rune('1'+i))
+		eps = append(eps, episode.Episode{ID: id, Summary: text, Context: text, Type: episode.TypeEvent, Scope: "project",
+			ProjectPath: "/src/billing", SessionID: "s1", ContentHash: id, OccurredAt: now.Add(time.Duration(i) * time.Minute),
+			CreatedAt: now, UpdatedAt: now, Stability: 1})
+	}
+	if err := db.ImportEpisodes(ctx, eps); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(ctx, db, home, BuildOptions{}, now); err != nil {
+		t.Fatal(err)
+	}
+	r := New(home, db)
+	res := r.Recall(ctx, Query{Text: "flyctl", ProjectPath: "/src/billing", Now: now})
+	if len(res.Episodes) != 1 || res.Episodes[0].ID != "ep_000000000002" {
+		t.Fatalf("recall: %v", ids(res.Episodes))
+	}
+	r.Expand(ctx, &res, DefaultLimits.Memories)
+	e := res.Episodes[0]
+	if e.Before == nil || e.Before.ID != "ep_000000000001" || e.After == nil || e.After.ID != "ep_000000000003" {
+		t.Fatalf("neighbours: before %+v after %+v", e.Before, e.After)
+	}
+	text, _ := Format(res, DefaultLimits, now)
+	if !strings.Contains(text, "where do we host the billing app?") || !strings.Contains(text, "and the database?") ||
+		strings.Contains(text, "Neon") {
+		t.Errorf("context:\n%s", text)
+	}
+}
+
+func TestTermWindow(t *testing.T) {
+	for _, c := range [][3]int{{600, 6, 100}, {600, 4, 150}, {600, 1, 600}, {600, 30, 50}, {0, 3, 0}, {600, 0, 0}} {
+		if got := TermWindow(c[0], c[1]); got != c[2] {
+			t.Errorf("TermWindow(%d, %d)=%d want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// countingDB counts the searches that reach the store.
+type countingDB struct {
+	*store.DB
+	searches [][]string
+}
+
+func (c *countingDB) SearchTerms(ctx context.Context, terms []string, weights []float64, window, limit int) ([]store.TermHit, error) {
+	c.searches = append(c.searches, terms)
+	return c.DB.SearchTerms(ctx, terms, weights, window, limit)
+}
+
+// With SkipUnknown (the hook), a prompt none of whose terms is in the
+// store's vocabulary does not search, nor open the store; with some known
+// term, every term is searched, since the vocabulary may be older than the
+// store. Without SkipUnknown (the CLI, the MCP server), every prompt
+// searches.
+func TestSkipUnknown(t *testing.T) {
+	db, home := seedStore(t)
+	c := &countingDB{DB: db}
+	r := New(home, c)
+	r.SkipUnknown = true
+	ctx := context.Background()
+	res := r.Recall(ctx, Query{Text: "write a haiku about autumn leaves", ProjectPath: "/src/billing", Now: now})
+	if len(c.searches) != 0 || len(res.Episodes)+len(res.Beliefs) != 0 || res.Match != "" {
+		t.Errorf("unrelated prompt: searches %v, match %q, %d recalled", c.searches, res.Match, len(res.Episodes))
+	}
+	res = r.Recall(ctx, Query{Text: "how do we deploy the billing quasar to fly?", ProjectPath: "/src/billing", Now: now})
+	if len(c.searches) != 1 || !slices.Contains(c.searches[0], "quasar") || !slices.Contains(c.searches[0], "billing") {
+		t.Errorf("searches %v", c.searches)
+	}
+	if len(res.Episodes) == 0 || res.Episodes[0].ID != "ep_000000000001" {
+		t.Errorf("recall: %v", ids(res.Episodes))
+	}
+	// A memory stored after the files were written, all of whose words are
+	// new: found by a search, which SkipUnknown leaves out until the next
+	// build.
+	e := episode.Episode{ID: "ep_0000000000f1", Summary: "the gateway answers on port 8443", Context: "the gateway answers on port 8443",
+		Type: episode.TypeDecision, Scope: "project", ProjectPath: "/src/billing", ContentHash: "f1", OccurredAt: now, CreatedAt: now,
+		UpdatedAt: now, Stability: 1}
+	if err := db.ImportEpisodes(ctx, []episode.Episode{e}); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Recall(ctx, Query{Text: "gateway port", ProjectPath: "/src/billing", Now: now}); len(res.Episodes) != 0 {
+		t.Errorf("SkipUnknown searched a prompt of unknown words: %v", ids(res.Episodes))
+	}
+	r.SkipUnknown = false
+	if res := r.Recall(ctx, Query{Text: "gateway port", ProjectPath: "/src/billing", Now: now}); len(res.Episodes) != 1 {
+		t.Errorf("without SkipUnknown: %v", ids(res.Episodes))
+	}
+	r.SkipUnknown = true
+	if _, err := Build(ctx, db, home, BuildOptions{}, now); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Recall(ctx, Query{Text: "gateway port", ProjectPath: "/src/billing", Now: now}); len(res.Episodes) != 1 {
+		t.Errorf("after the next build: %v", ids(res.Episodes))
+	}
+	// Without the global file (and so without a vocabulary), every prompt
+	// searches.
+	os.Remove(GlobalPath(home))
+	c.searches = nil
+	r.Recall(ctx, Query{Text: "write a haiku about autumn leaves", ProjectPath: "/src/billing", Now: now})
+	if len(c.searches) != 1 || !slices.Contains(c.searches[0], "haiku") {
+		t.Errorf("without a vocabulary: searches %v", c.searches)
+	}
 }

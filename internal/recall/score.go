@@ -1,23 +1,29 @@
 package recall
 
 import (
-	"github.com/engram-memory/engram/internal/belief"
 	"math"
 	"sort"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/engram-memory/engram/internal/belief"
 )
 
 // Candidate is an item with the evidence gathered for one query.
 type Candidate struct {
 	Item
-	BM25     float64 // FTS5 bm25 (lower is better); only meaningful with HasBM25
+	// BM25 is the full-text search's score, negated like FTS5's bm25 (lower
+	// is better): the summed rarity of the prompt's terms the episode
+	// matched. Only meaningful with HasBM25.
+	BM25     float64
 	HasBM25  bool
 	Cos      float32 // vector similarity to the query
 	Coverage float32 // share of the query's terms found in the item's text
 	Neighbor bool    // found by the worker's session neighbours
 	Score    float64
+	// Before and After are the exchanges next to an episode in its
+	// session, set by Expand for the episodes about to become bites.
+	Before, After *Item
 }
 
 // Weights of the blend.
@@ -76,10 +82,19 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 }
 
 // relevance is how much a candidate has to do with the query at all, in
-// [0, 1]. Freshness, strength and importance only add to a candidate that is
-// relevant: an important memory about something else stays out.
+// [0, 1]: its term coverage, which its vector similarity can raise up to
+// twice the coverage. A candidate that shares no term with the query has
+// none: the local vectors are lexical, and a cosine without shared terms is
+// hashing noise or a few shared letters ("haiku about falling leaves"
+// against a note on feature flags scores 0.2). Freshness, strength and
+// importance only add to a candidate that is relevant: an important memory
+// about something else stays out.
 func relevance(c Candidate) float64 {
-	return math.Max(float64(c.Coverage), math.Max(0, float64(c.Cos)))
+	cov := float64(c.Coverage)
+	if cov <= 0 {
+		return 0
+	}
+	return math.Max(cov, math.Min(float64(c.Cos), 2*cov))
 }
 
 // Relevant is the gate a candidate must pass to be injected.
@@ -87,128 +102,157 @@ func Relevant(c Candidate, minRelevance float64) bool {
 	return relevance(c) >= minRelevance
 }
 
-// Terms splits text into lower-case search terms: letters and digits, at
-// least two characters, stop words dropped, duplicates removed, in order.
+// Terms splits text into the search terms recall uses, as typed (lower
+// case, diacritics removed): letters and digits, at least two characters,
+// stop words dropped, one per stem, in order.
 func Terms(text string) []string {
 	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(f) < 2 || stopWords[f] || seen[f] {
-			continue
-		}
-		seen[f] = true
-		out = append(out, f)
+	for _, t := range queryTerms(clipQuery(text)) {
+		out = append(out, t.word)
 	}
 	return out
 }
 
-// Coverage is the share of query terms that occur in text (by prefix of
-// four characters, a cheap stand-in for stemming).
-func Coverage(query []string, text string) float32 { return NewCoverer(query).Coverage(text) }
-
-// Coverer measures Coverage of one query over many texts: the query's
-// prefixes are computed once, and a text is scanned without building a
-// term list or a set per text (the prompt hook scores thousands of them).
-type Coverer struct {
-	want  map[string]int // query prefix → how many query terms have it
-	total int
-	found map[string]bool
+// Coverage is the share of query terms whose stem occurs in text.
+func Coverage(query []string, text string) float32 {
+	return NewCoverer(query).Coverage(text)
 }
 
-// NewCoverer prepares a query.
+// Coverer measures the coverage of one query over many texts: the query's
+// stems are computed once, and a text's tokens are stemmed only when they
+// could give one of them (same first two letters), without building a term
+// list or set per text.
+type Coverer struct {
+	terms []term
+	total float64 // sum of the weights of the terms that count (not stop terms)
+	// first[c]: a query stem of at most two letters starts with c, so every
+	// token starting with c is stemmed; pair: the two-letter starts of the
+	// longer stems (a stem keeps its word's first two letters when it has
+	// three or more).
+	first [256]bool
+	pair  [1024]uint64
+	buf   []byte // tokens
+	sbuf  []byte // stems
+}
+
+// NewCoverer prepares a query given as words: every term weighs the same.
 func NewCoverer(query []string) *Coverer {
-	c := &Coverer{want: map[string]int{}, total: len(query), found: map[string]bool{}}
-	for _, q := range query {
-		c.want[stem4(q)]++
+	var terms []term
+	seen := map[string]bool{}
+	for _, w := range query {
+		eachToken(w, nil, func(tok []byte) {
+			s := Stem(string(tok))
+			if !seen[s] && len(terms) < maxQueryTerms {
+				seen[s] = true
+				terms = append(terms, term{word: string(tok), stem: s, hash: stemHash([]byte(s)), weight: 1})
+			}
+		})
+	}
+	return newCoverer(terms)
+}
+
+func newCoverer(terms []term) *Coverer {
+	c := &Coverer{terms: terms}
+	for _, t := range terms {
+		if t.stop {
+			continue
+		}
+		c.total += t.weight
+		if len(t.stem) <= 2 {
+			c.first[t.stem[0]] = true
+		} else {
+			p := uint16(t.stem[0])<<8 | uint16(t.stem[1])
+			c.pair[p>>6] |= 1 << (p & 63)
+		}
 	}
 	return c
 }
 
-// Coverage is the share of the query's terms whose prefix occurs among the
-// text's terms (letters and digits, at least two characters, no stop words).
-func (c *Coverer) Coverage(text string) float32 {
-	if c.total == 0 {
+// Coverage is the weighted share of the query's terms (stop terms aside)
+// whose stem occurs among the text's.
+func (c *Coverer) Coverage(text string) float32 { return c.weigh(c.mask(text)) }
+
+// mask has bit i set when term i occurs in one of the texts.
+func (c *Coverer) mask(texts ...string) uint64 {
+	var m uint64
+	for _, text := range texts {
+		c.buf = eachToken(text, c.buf, func(tok []byte) {
+			if len(tok) < 2 {
+				return
+			}
+			if !c.first[tok[0]] {
+				p := uint16(tok[0])<<8 | uint16(tok[1])
+				if c.pair[p>>6]&(1<<(p&63)) == 0 {
+					return
+				}
+			}
+			c.sbuf = appendStem(c.sbuf[:0], tok)
+			s := c.sbuf
+			for i := range c.terms {
+				if !c.terms[i].stop && string(s) == c.terms[i].stem {
+					m |= 1 << i
+				}
+			}
+		})
+	}
+	return m
+}
+
+// weigh turns a mask of matched terms into a share of the query's weight.
+func (c *Coverer) weigh(m uint64) float32 {
+	if c.total == 0 || m == 0 {
 		return 0
 	}
-	clear(c.found)
-	n := 0
-	lower := strings.ToLower(text)
-	start := -1
-	flush := func(end int) {
-		tok := lower[start:end]
-		start = -1
-		if len(tok) < 2 || stopWords[tok] {
-			return
-		}
-		p := stem4(tok)
-		if k, ok := c.want[p]; ok && !c.found[p] {
-			c.found[p] = true
-			n += k
+	var w float64
+	for i := range c.terms {
+		if m&(1<<i) != 0 && !c.terms[i].stop {
+			w += c.terms[i].weight
 		}
 	}
-	for i, r := range lower {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-		} else if start >= 0 {
-			flush(i)
-		}
-	}
-	if start >= 0 {
-		flush(len(lower))
-	}
-	return float32(n) / float32(c.total)
+	return float32(min(1, w/c.total))
 }
 
-// stem4 is the first four characters of s.
-func stem4(s string) string {
-	n := 0
-	for i := range s {
-		if n == 4 {
-			return s[:i]
-		}
-		n++
+// isStopWord reports whether a folded token is dropped from queries: it
+// matches everything. (A switch: no table to build when the hook starts.)
+func isStopWord(w string) bool {
+	switch w {
+	case "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are",
+		"aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+		"can", "cannot", "could", "couldn", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during",
+		"each", "few", "for", "from", "further", "get", "got", "had", "hadn", "has", "hasn", "have", "haven",
+		"having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
+		"is", "isn", "it", "its", "itself", "just", "let", "me", "more", "most", "much", "must", "my", "myself",
+		"no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours",
+		"ourselves", "out", "over", "own", "please", "same", "shall", "she", "should", "shouldn", "so", "some",
+		"such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they",
+		"this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "wasn", "we", "were",
+		"weren", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "won", "would",
+		"wouldn", "you", "your", "yours", "yourself", "yourselves", "ok", "okay", "yes", "yeah", "sure", "thanks",
+		"thank", "hi", "hello", "hey", "want", "like", "know", "think", "make", "go", "going", "need", "tell",
+		"say", "said", "one", "two", "really", "well", "still", "use", "used", "using", "way", "thing", "things",
+		"something", "anything", "give", "take", "see", "look":
+		return true
 	}
-	return s
+	return false
 }
 
-// stopWords are dropped from queries: they match everything.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above after again against all also am an and any are aren as at be because been
-	before being below between both but by can cannot could couldn did didn do does doesn doing don down during each few for
-	from further get got had hadn has hasn have haven having he her here hers herself him himself his how i if in into is isn
-	it its itself just let me more most much must my myself no nor not now of off on once only or other ought our ours
-	ourselves out over own please same shall she should shouldn so some such than that the their theirs them themselves then
-	there these they this those through to too under until up us very was wasn we were weren what when where which while who
-	whom why will with won would wouldn you your yours yourself yourselves ok okay yes yeah sure thanks thank hi hello hey
-	want like know think make sure go going need tell say said one two also really well still use used using way thing things
-	something anything give take see look can't don't i'm it's that's what's let's`) {
-		m[w] = true
+// isTrivialPrompt: acknowledgements and nudges never get recall.
+func isTrivialPrompt(p string) bool {
+	switch p {
+	case "yes", "y", "no", "n", "ok", "okay", "k", "sure", "go on", "go ahead", "continue", "next", "thanks",
+		"thank you", "thx", "ty", "lgtm", "done", "good", "great", "nice", "cool", "perfect", "right", "correct",
+		"yep", "yup", "nope", "do it", "proceed", "keep going", "sounds good", "looks good", "yes please",
+		"please do", "agreed", "fine", "retry", "try again", "again", "stop", "wait", "hmm":
+		return true
 	}
-	return m
-}()
-
-// trivialPrompts never get recall: acknowledgements and nudges.
-var trivialPrompts = func() map[string]bool {
-	m := map[string]bool{}
-	for _, p := range []string{"yes", "y", "no", "n", "ok", "okay", "k", "sure", "go on", "go ahead", "continue", "next",
-		"thanks", "thank you", "thx", "ty", "lgtm", "done", "good", "great", "nice", "cool", "perfect", "right", "correct",
-		"yep", "yup", "nope", "do it", "proceed", "keep going", "sounds good", "looks good", "yes please", "please do",
-		"agreed", "fine", "retry", "try again", "again", "stop", "wait", "hmm"} {
-		m[p] = true
-	}
-	return m
-}()
+	return false
+}
 
 // Trivial reports whether a prompt is too slight to recall anything for.
 func Trivial(prompt string) bool {
 	p := strings.ToLower(strings.TrimSpace(prompt))
 	p = strings.TrimRight(p, ".!?… ")
-	if p == "" || trivialPrompts[p] {
+	if p == "" || isTrivialPrompt(p) {
 		return true
 	}
 	if strings.HasPrefix(p, "/") && !strings.ContainsAny(p, " \n") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
@@ -58,33 +57,6 @@ func (db *DB) CandidateEpisodes(ctx context.Context, scope, projectPath string, 
 			return nil, err
 		}
 		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
-// StopTerms returns the indexed terms found in more than share of the
-// episodes (at most limit, most common first): too common to narrow a query.
-func (db *DB) StopTerms(ctx context.Context, share float64, limit int) ([]string, error) {
-	var total int
-	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM episodes").Scan(&total); err != nil {
-		return nil, err
-	}
-	min := int(math.Ceil(share * float64(total)))
-	if total < 20 || min < 2 {
-		return nil, nil // too few episodes to tell common from rare
-	}
-	rows, err := db.sql.QueryContext(ctx, "SELECT term FROM episodes_vocab WHERE doc >= ? ORDER BY doc DESC LIMIT ?", min, limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: stop terms: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
 	}
 	return out, rows.Err()
 }
