@@ -207,6 +207,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 				c.Cos = v.Cos(k.item, qvec)
 			}
 			c.Coverage = cov.weigh(masks[k])
+			if it.Kind == KindBelief {
+				c.Coverage = max(c.Coverage, statementCoverage(it, terms))
+			}
 		}
 		if scopes[k.view] == "session" {
 			c.Neighbor = true
@@ -406,6 +409,48 @@ type term struct {
 	weight float64 // rarity: what matching it is worth
 	stop   bool    // too common to search for or to count
 	absent bool    // in no episode, by the store's vocabulary in the global file
+}
+
+// statementCoverage is how much of a belief the prompt names: the share of
+// the statement's own words (its framing aside: "User prefers", "Project
+// api avoids") whose stem is among the prompt's terms, counted only when it
+// is at least half. A belief is short and says one thing, so a prompt that
+// names what it is about is about it, however many other words the prompt
+// has: "Should the cleanup script use bun?" is about "User prefers bun.".
+func statementCoverage(it Item, terms []term) float32 {
+	framing := map[string]bool{}
+	eachToken(it.Project, nil, func(tok []byte) { framing[string(tok)] = true })
+	var words, found int
+	var stem []byte
+	eachToken(it.Text, nil, func(tok []byte) {
+		w := string(tok)
+		if len(tok) < 2 || isStopWord(w) || framing[w] || isFramingWord(w) {
+			return
+		}
+		words++
+		stem = appendStem(stem[:0], tok)
+		for i := range terms {
+			if terms[i].stem == string(stem) {
+				found++
+				return
+			}
+		}
+	})
+	if words == 0 || 2*found < words {
+		return 0
+	}
+	return float32(found) / float32(words)
+}
+
+// isFramingWord: the words a belief's statement is framed with rather than
+// what it is about.
+func isFramingWord(w string) bool {
+	switch w {
+	case "user", "users", "prefers", "prefer", "preferred", "avoids", "avoid", "avoided", "project", "always",
+		"never", "usually", "generally", "likes", "dislikes", "wants":
+		return true
+	}
+	return false
 }
 
 // maxQueryTerms bounds the terms of a prompt (a bit mask per candidate).

@@ -495,3 +495,26 @@ func TestSkipUnknown(t *testing.T) {
 		t.Errorf("without a vocabulary: searches %v", c.searches)
 	}
 }
+
+func TestStatementCoverage(t *testing.T) {
+	for _, tt := range []struct {
+		prompt, statement, project string
+		want                       float32
+	}{
+		// The prompt names what the belief is about: all of it.
+		{"Should the cleanup script use bun?", "User prefers bun.", "", 1},
+		{"add a test with testify", "Project api avoids testify.", "api", 1},
+		// Half of what it is about is enough; less is left to the prompt's
+		// own coverage.
+		{"fix indentation in the parser", "User prefers tabs for indentation.", "", 0.5},
+		{"fix the go files", "User prefers tabs for indentation in go code.", "", 0},
+		// Framing words alone are nothing.
+		{"which project does the user prefer?", "User prefers bun.", "", 0},
+		{"write a haiku", "User prefers bun.", "", 0},
+	} {
+		got := statementCoverage(Item{Kind: KindBelief, Text: tt.statement, Project: tt.project}, queryTerms(tt.prompt))
+		if got != tt.want {
+			t.Errorf("statementCoverage(%q, %q)=%v want %v", tt.prompt, tt.statement, got, tt.want)
+		}
+	}
+}
