@@ -35,9 +35,9 @@
 #   again (no generation, no import; its import figures are reported; the
 #   recollection files are rewritten by the engram under test, which also
 #   migrates a store of an older schema);
-#   CGO (unset: the toolchain's default, as scripts/install.sh builds; 0 or
-#   1 to choose: with cgo the hook is linked dynamically, because a
-#   dependency of the SQLite driver imports net, and starts slower);
+#   CGO (0, as scripts/install.sh builds; 1 to compare: with cgo the hook is
+#   linked dynamically, because a dependency of the SQLite driver imports
+#   net, and starts slower);
 #   MODE (auto, hyperfine, hyperfine-sh, loop: see "How to time" below).
 # Timing uses hyperfine >= 1.16 (sudo apt-get install -y hyperfine on Debian
 # trixie / Ubuntu 24.04+, or cargo install hyperfine); otherwise a bash loop.
@@ -66,8 +66,9 @@ else
 fi
 mkdir -p "$work/bin" "$work/raw" "$work/homes" "$work/reset" "$root/bench/out"
 
-echo "== build (as scripts/install.sh builds: -trimpath -ldflags '-s -w'${CGO:+, CGO_ENABLED=$CGO})"
-build() { ${CGO:+env CGO_ENABLED=$CGO} go build -trimpath -ldflags "-s -w" "$@"; }
+CGO=${CGO:-0}
+echo "== build (as scripts/install.sh builds: -trimpath -ldflags '-s -w', CGO_ENABLED=$CGO)"
+build() { CGO_ENABLED=$CGO go build -trimpath -ldflags "-s -w" "$@"; }
 build -o "$work/bin/engram-hook-userprompt" ./cmd/hook-userprompt
 build -o "$work/bin/baseline" ./bench/baseline
 go build -o "$work/bin/engram-worker" ./cmd/worker

@@ -59,8 +59,10 @@ cd "$root"
 trap 'rm -f "$bindir"/.engram-*.tmp.$$' EXIT
 # Build all three first, then rename them into place: a failed build leaves
 # the installed version whole, and a running hook keeps its old binary.
+# CGO_ENABLED=0: engram is pure Go; a static binary starts faster than one
+# linked to the C library (a hook starts on every prompt).
 for b in hook-stop hook-userprompt worker; do
-	go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bindir/.engram-$b.tmp.$$" "./cmd/$b" ||
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bindir/.engram-$b.tmp.$$" "./cmd/$b" ||
 		die "building engram-$b failed (the lines above say why); nothing was installed or changed"
 done
 for b in hook-stop hook-userprompt worker; do
