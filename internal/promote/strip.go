@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofrs/flock"
+
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -153,11 +155,29 @@ func Clean(ctx context.Context, loc Locations, list func(context.Context) ([]sto
 		switch {
 		case err != nil:
 			rep.Failed = append(rep.Failed, CleanFailure{p, err})
+			continue // its lock may still be needed: uninstall is run again
 		case r.Changed():
 			rep.Files = append(rep.Files, r)
 		}
+		removeLock(p)
 	}
 	return rep
+}
+
+// removeLock deletes the lock file engram's writes of path used (nothing
+// of engram's is left in path to lock). It is taken first, so a writer
+// still at work keeps it; anything but a regular file is left alone.
+func removeLock(path string) {
+	lockPath := path + ".lock"
+	if fi, err := os.Lstat(lockPath); err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	lk := flock.New(lockPath)
+	if ok, err := lk.TryLock(); err != nil || !ok {
+		return
+	}
+	os.Remove(lockPath)
+	lk.Close()
 }
 
 // Error is the failure for a person, with what to do about it.

@@ -352,6 +352,12 @@ func (f cleanFixture) check(t *testing.T, rep CleanReport, want ...string) {
 	if _, err := os.Lstat(f.mine + ".lock"); !os.IsNotExist(err) {
 		t.Errorf("a file without engram's markers was locked")
 	}
+	// No lock file is left beside a file engram cleaned.
+	for _, r := range rep.Files {
+		if _, err := os.Lstat(r.Path + ".lock"); !os.IsNotExist(err) {
+			t.Errorf("%s.lock left behind (%v)", r.Path, err)
+		}
+	}
 }
 
 func TestClean(t *testing.T) {
@@ -425,6 +431,9 @@ func TestCleanCarriesOn(t *testing.T) {
 		return []store.MemoryFile{{Path: locked, Kind: kindProject}, {Path: linked, Kind: kindProject}, {Path: fine, Kind: kindProject}}, nil
 	}
 	rep := Clean(f.ctx, f.loc, list)
+	if _, err := os.Stat(locked + ".lock"); err != nil {
+		t.Errorf("the lock another writer holds was removed: %v", err)
+	}
 	if len(rep.Files) != 1 || rep.Files[0].Path != fine || f.read(fine) != "c\n" {
 		t.Errorf("cleaned %+v; %s = %q", rep.Files, fine, f.read(fine))
 	}
