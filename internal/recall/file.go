@@ -454,21 +454,30 @@ func (v *View) Cos(i int, q []float32) float32 {
 // TermDocs is the number of episodes holding a term (a stem) when it is one
 // of the store's most common terms; 0 otherwise.
 func (v *View) TermDocs(stem string) int {
-	h := stemHash([]byte(stem))
-	n := len(v.common) / 12
+	if i := findKey(v.common, 12, stemHash([]byte(stem))); i >= 0 {
+		return int(binary.LittleEndian.Uint32(v.common[12*i+8:]))
+	}
+	return 0
+}
+
+// findKey is the index of the record of table (records of stride bytes,
+// sorted by the little-endian uint64 they start with) that starts with h,
+// or -1.
+func findKey(table []byte, stride int, h uint64) int {
+	n := len(table) / stride
 	i, j := 0, n
 	for i < j {
 		m := int(uint(i+j) >> 1)
-		if binary.LittleEndian.Uint64(v.common[12*m:]) < h {
+		if binary.LittleEndian.Uint64(table[stride*m:]) < h {
 			i = m + 1
 		} else {
 			j = m
 		}
 	}
-	if i < n && binary.LittleEndian.Uint64(v.common[12*i:]) == h {
-		return int(binary.LittleEndian.Uint32(v.common[12*i+8:]))
+	if i < n && binary.LittleEndian.Uint64(table[stride*i:]) == h {
+		return i
 	}
-	return 0
+	return -1
 }
 
 // HasVocab reports whether the file carries the store's vocabulary.
@@ -480,17 +489,8 @@ func (v *View) MayHold(h uint64) bool { return mayHold(v.vocab, v.vocabK, h) }
 
 // Postings calls fn with every item whose text holds the stem with hash h.
 func (v *View) Postings(h uint64, fn func(item int)) {
-	k := len(v.keys) / 8
-	i, j := 0, k
-	for i < j {
-		m := int(uint(i+j) >> 1)
-		if binary.LittleEndian.Uint64(v.keys[8*m:]) < h {
-			i = m + 1
-		} else {
-			j = m
-		}
-	}
-	if i == k || binary.LittleEndian.Uint64(v.keys[8*i:]) != h {
+	i := findKey(v.keys, 8, h)
+	if i < 0 {
 		return
 	}
 	from, to := binary.LittleEndian.Uint32(v.postOffs[4*i:]), binary.LittleEndian.Uint32(v.postOffs[4*(i+1):])

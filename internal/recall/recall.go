@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -418,13 +419,13 @@ type term struct {
 // names what it is about is about it, however many other words the prompt
 // has: "Should the cleanup script use bun?" is about "User prefers bun.".
 func statementCoverage(it Item, terms []term) float32 {
-	framing := map[string]bool{}
-	eachToken(it.Project, nil, func(tok []byte) { framing[string(tok)] = true })
+	var project []string // its words frame a project's belief ("Project api avoids")
+	eachToken(it.Project, nil, func(tok []byte) { project = append(project, string(tok)) })
 	var words, found int
 	var stem []byte
 	eachToken(it.Text, nil, func(tok []byte) {
 		w := string(tok)
-		if len(tok) < 2 || isStopWord(w) || framing[w] || isFramingWord(w) {
+		if len(tok) < 2 || isStopWord(w) || isFramingWord(w) || slices.Contains(project, w) {
 			return
 		}
 		words++
