@@ -348,6 +348,25 @@ func (db *DB) GetEpisode(ctx context.Context, id string) (episode.Episode, error
 	return e, err
 }
 
+// queryEpisodes runs q, which selects episodeCols, and returns its rows;
+// what names the query in an error.
+func (db *DB) queryEpisodes(ctx context.Context, what, q string, args ...any) ([]episode.Episode, error) {
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []episode.Episode
+	for rows.Next() {
+		e, err := scanEpisode(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
 // EachEpisode calls fn for every episode in creation order.
 func (db *DB) EachEpisode(ctx context.Context, fn func(episode.Episode) error) error {
 	rows, err := db.sql.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes ORDER BY seq")

@@ -174,22 +174,9 @@ func (db *DB) MemoryFiles(ctx context.Context) ([]MemoryFile, error) {
 // important that have not graduated yet: the most important first, then
 // the oldest, at most limit.
 func (db *DB) GraduationCandidates(ctx context.Context, minImportance float64, limit int) ([]episode.Episode, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT "+episodeCols+` FROM episodes
+	return db.queryEpisodes(ctx, "graduation candidates", "SELECT "+episodeCols+` FROM episodes
 		WHERE scope = 'global' AND graduated_at IS NULL AND importance >= ?
 		ORDER BY importance DESC, occurred_at, seq LIMIT ?`, minImportance, limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: graduation candidates: %w", err)
-	}
-	defer rows.Close()
-	var out []episode.Episode
-	for rows.Next() {
-		e, err := scanEpisode(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
 }
 
 // MarkGraduated records that episodes were written to the global MEMORY.md.

@@ -45,20 +45,7 @@ func (db *DB) CandidateEpisodes(ctx context.Context, scope, projectPath string, 
 		"SELECT seq FROM (SELECT seq FROM episodes WHERE " + where + " ORDER BY importance DESC, occurred_at DESC LIMIT ?)" +
 		" UNION SELECT seq FROM (SELECT seq FROM episodes WHERE " + where + " ORDER BY occurred_at DESC LIMIT ?)) ORDER BY seq"
 	args = append(append(args, limit), append(append([]any{}, args...), limit)...)
-	rows, err := db.sql.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: candidate episodes: %w", err)
-	}
-	defer rows.Close()
-	var out []episode.Episode
-	for rows.Next() {
-		e, err := scanEpisode(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return db.queryEpisodes(ctx, "candidate episodes", q, args...)
 }
 
 // Access is one retrieval of an episode or a belief.
