@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
 	_ "modernc.org/sqlite" // hits counts FTS matches with plain SQL
 )
@@ -103,7 +104,7 @@ func hits(args []string) error {
 		}
 		var searched []string
 		if !p.Trivial {
-			r := recall.New(*home, db)
+			r := recall.New(*home, recollect.StoreSearcher{DB: db})
 			res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: in.CWD, Now: time.Now()})
 			p.RecalledEpisodes, p.RecalledBeliefs = len(res.Episodes), len(res.Beliefs)
 			p.Match, p.Candidates, searched = res.Match, res.Candidates, res.Searched
@@ -152,12 +153,12 @@ func rebuild(args []string) error {
 	}
 	defer db.Close()
 	start := time.Now()
-	st, err := recall.Build(ctx, db, *home, recall.BuildOptions{}, time.Now())
+	st, err := recollect.Build(ctx, db, *home, recollect.BuildOptions{}, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Printf("   rebuilt the recollection files of %s: %d files, %d episodes, %d beliefs in %v\n", *home, st.Files, st.Episodes,
-		st.Beliefs, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("   rebuilt the recollection files of %s: %d files, %d episodes, %d beliefs; search index: %d segments (%d episodes written, rebuilt %v); in %v\n",
+		*home, st.Files, st.Episodes, st.Beliefs, st.Index.Segments, st.Index.Episodes, st.Index.Rebuilt, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

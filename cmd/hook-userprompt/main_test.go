@@ -14,6 +14,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -67,7 +68,7 @@ func newHome(t *testing.T, withStore bool) home {
 	if err := db.ImportEpisodes(ctx, eps); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recall.Build(ctx, db, h.engram, recall.BuildOptions{}, now); err != nil {
+	if _, err := recollect.Build(ctx, db, h.engram, recollect.BuildOptions{}, now); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -187,6 +188,22 @@ func TestHooksDoNotLinkLLMClients(t *testing.T) {
 				if dep == forbidden || strings.HasPrefix(dep, forbidden+"/") {
 					t.Errorf("%s links %s", pkg, dep)
 				}
+			}
+		}
+	}
+}
+
+// The prompt hook reads the worker's files only: it does not link SQLite
+// (or the store), whose start-up alone would cost more than its budget.
+func TestPromptHookDoesNotLinkSQLite(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, forbidden := range []string{"modernc.org/sqlite", "modernc.org/libc", "database/sql", "github.com/engram-memory/engram/internal/store"} {
+			if dep == forbidden || strings.HasPrefix(dep, forbidden+"/") {
+				t.Errorf("engram-hook-userprompt links %s", dep)
 			}
 		}
 	}

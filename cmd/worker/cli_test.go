@@ -11,7 +11,7 @@ import (
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
-	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 )
 
 // seedMemories stores two episodes and a belief through the store.
@@ -34,7 +34,7 @@ func seedMemories(t *testing.T, h testHome) {
 		t.Fatal(err)
 	}
 	// What the worker does after ingest: write the recollection files.
-	if _, err := recall.Build(context.Background(), db, h.engram, recall.BuildOptions{}, now); err != nil {
+	if _, err := recollect.Build(context.Background(), db, h.engram, recollect.BuildOptions{}, now); err != nil {
 		t.Fatal(err)
 	}
 }

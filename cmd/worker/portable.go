@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/portable"
-	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 )
 
 func cmdExport(ctx context.Context, e *env, args []string) error {
@@ -86,7 +86,7 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%s: %w (nothing was imported)", name, err)
 	}
 	fmt.Fprintf(e.stdout, "imported %d records from %s\n", n, name)
-	if _, err := recall.Build(ctx, s.db, s.cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
+	if _, err := recollect.Build(ctx, s.db, s.cfg.Home, recollect.BuildOptions{}, time.Now()); err != nil {
 		return fmt.Errorf("imported, but the recollection files could not be rewritten (the next run will): %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -49,7 +50,9 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	r := recall.New(s.cfg.Home, s.db)
+	search, done := recollect.Searcher(ctx, s.cfg.Home, s.db)
+	defer done()
+	r := recall.New(s.cfg.Home, search)
 	r.FTSLimit = max(40, *limit*4)
 	now := time.Now()
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})

@@ -18,6 +18,7 @@ import (
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/inject"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,7 +94,7 @@ func seed(t *testing.T, db *store.DB, home string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recall.Build(context.Background(), db, home, recall.BuildOptions{}, testNow); err != nil {
+	if _, err := recollect.Build(context.Background(), db, home, recollect.BuildOptions{}, testNow); err != nil {
 		t.Fatal(err)
 	}
 }

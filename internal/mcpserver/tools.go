@@ -21,6 +21,7 @@ import (
 	"github.com/engram-memory/engram/internal/inject"
 	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -230,7 +231,9 @@ func (s *Server) recall(ctx context.Context, in RecallInput) (string, error) {
 		return "", err
 	}
 	now := s.opts.Now()
-	r := recall.New(s.cfg.Home, db)
+	search, done := recollect.Searcher(ctx, s.cfg.Home, db)
+	defer done()
+	r := recall.New(s.cfg.Home, search)
 	r.FTSLimit = max(40, limit*4)
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	for _, p := range res.Problems {
@@ -490,6 +493,11 @@ func (s *Server) save(ctx context.Context, in SaveInput) (string, error) {
 			return "", busy(err)
 		}
 		return "Already remembered: an identical memory is stored, so nothing new was stored. memory_recall finds it.", nil
+	}
+	// The prompt hook searches the index, not the store: it learns of the
+	// new memory now rather than at the worker's next run.
+	if _, err := recollect.SyncIndex(ctx, db, s.cfg.Home, recollect.IndexOptions{}, now); err != nil {
+		s.log.Warn("save: search index", "err", err)
 	}
 	where := "this project (" + ep.Project + ")"
 	if scope == scopeGlobal {

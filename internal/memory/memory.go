@@ -15,6 +15,7 @@ import (
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -218,7 +219,7 @@ func Forget(ctx context.Context, db *store.DB, home string, ids []string, now ti
 		}
 		done = append(done, c)
 	}
-	if _, err := recall.Build(ctx, db, home, recall.BuildOptions{}, now); err != nil {
+	if _, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, now); err != nil {
 		return done, fmt.Errorf("%w: %w", ErrNotRewritten, err)
 	}
 	return done, nil

@@ -1,8 +1,9 @@
 // Package prompthook is engram-hook-userprompt: Claude Code's
 // UserPromptSubmit hook. It is on the user's critical path, so it only reads
-// what the worker precomputed plus one selective FTS query, under a hard
-// deadline; past the deadline, or on any error, it prints nothing. It never
-// writes to the database.
+// what the worker precomputed (the recollection files and the search index),
+// under a hard deadline; past the deadline, or on any error, it prints
+// nothing. It does not open the database: the binary does not even link
+// SQLite, which alone would cost more than the rest of a prompt.
 package prompthook
 
 import (
@@ -18,7 +19,6 @@ import (
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/recall"
-	"github.com/engram-memory/engram/internal/store"
 )
 
 // Output is the hook's JSON answer.
@@ -105,59 +105,13 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	if filepath.IsAbs(in.CWD) {
 		root, _ = gitroot.Find(in.CWD)
 	}
-	db := &lazyStore{path: cfg.DBPath()}
-	defer db.close()
-	r := recall.New(cfg.Home, db)
+	ix := recall.OpenIndex(cfg.Home)
+	defer ix.Close()
+	r := recall.New(cfg.Home, ix)
 	r.SkipUnknown = true
 	res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
 	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
 	text, ids := recall.Format(res, recall.DefaultLimits, now)
 	return answer{text: text, ids: ids, problems: res.Problems}
-}
-
-// lazyStore opens the store (read-only) on first use: a prompt with nothing
-// to search for (every term a stop term, or in no episode) and no memory to
-// show never pays for opening SQLite.
-type lazyStore struct {
-	path string
-	db   *store.DB
-	err  error
-}
-
-func (l *lazyStore) open(ctx context.Context) (*store.DB, error) {
-	if l.db == nil && l.err == nil {
-		l.db, l.err = store.Open(ctx, l.path, store.Options{ReadOnly: true, BusyTimeout: 50 * time.Millisecond})
-	}
-	return l.db, l.err
-}
-
-func (l *lazyStore) close() {
-	if l.db != nil {
-		l.db.Close()
-	}
-}
-
-func (l *lazyStore) SearchTerms(ctx context.Context, terms []string, weights []float64, window, limit int) ([]store.TermHit, error) {
-	db, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return db.SearchTerms(ctx, terms, weights, window, limit)
-}
-
-func (l *lazyStore) SessionNeighbours(ctx context.Context, ids []string, window int) (map[string]store.Neighbours, error) {
-	db, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return db.SessionNeighbours(ctx, ids, window)
-}
-
-func (l *lazyStore) EpisodesBySeq(ctx context.Context, seqs []int64, projectPath string) ([]store.RecallEpisode, error) {
-	db, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return db.EpisodesBySeq(ctx, seqs, projectPath)
 }

@@ -3,7 +3,7 @@ package recall_test
 // Benchmarks of the prompt hook's recall, in process, on stores of 1k and
 // 10k episodes with 5k beliefs. The stores come from bench/storegen (the
 // generator of bench/prompt-hook.sh, built once per run), imported with
-// store.Import and turned into recollection files by recall.Build, in a
+// store.Import and turned into recollection files by recollect.Build, in a
 // temporary directory; the prompts are bench/storegen/prompts.json. The
 // whole-process cost against a hello-world floor, and the targets, are in
 // bench/prompt-hook.sh: timings are reported here, never asserted.
@@ -45,6 +45,7 @@ import (
 	"github.com/engram-memory/engram/internal/portable"
 	"github.com/engram-memory/engram/internal/prompthook"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -192,12 +193,25 @@ func getStore(b *testing.B, size string) *benchStore {
 		}
 		imp := time.Since(start)
 		start = time.Now()
-		st, err := recall.Build(ctx, db, home, recall.BuildOptions{}, time.Now())
+		st, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("store %s: generated in %v, imported in %v, recollection files (%+v) in %v", size, gen.Round(time.Millisecond),
 			imp.Round(time.Millisecond), st, time.Since(start).Round(time.Millisecond))
+		db.Close()
+	} else if !recall.IndexReady(home) {
+		// A store made by an earlier version: migrated, and its index built.
+		db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		st, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("store %s: recollection files and index (%+v) in %v", home, st, time.Since(start).Round(time.Millisecond))
 		db.Close()
 	}
 	db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{ReadOnly: true, BusyTimeout: 50 * time.Millisecond})
@@ -239,7 +253,7 @@ func BenchmarkRecall(b *testing.B) {
 		for _, p := range prompts(b, "rare", "mid", "common", "unrelated") {
 			b.Run(size+"/"+p.Kind, func(b *testing.B) {
 				s := getStore(b, size)
-				r := recall.New(s.home, s.db)
+				r := recall.New(s.home, recall.OpenIndex(s.home))
 				q := recall.Query{Text: p.Prompt, ProjectPath: benchProject, Now: time.Now()}
 				res := r.Recall(context.Background(), q) // warm the page cache
 				b.ReportMetric(float64(ftsHits(b, s, res.Searched)), "fts-hits")
@@ -247,8 +261,11 @@ func BenchmarkRecall(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					cpu.on()
+					ix := recall.OpenIndex(s.home) // as the hook: read anew
+					r.DB = ix
 					res := r.Recall(context.Background(), q)
 					recall.Format(res, recall.DefaultLimits, q.Now)
+					ix.Close()
 					cpu.off()
 				}
 				cpu.report(b)
@@ -260,11 +277,11 @@ func BenchmarkRecall(b *testing.B) {
 // BenchmarkRecallPhases cuts the hook's work into phases, each timed
 // alone with the inputs of the real query:
 //
-//	open      store.Open read-only + Close (the hook's connection is new)
 //	load      LoadView of the global and the project recollection files
 //	embed     the prompt's terms and local vector
-//	fts       the FTS query on an open connection (the newest FTSWindow matches of each term searched)
-//	recall    the whole Recaller.Recall
+//	search    the search index opened anew and searched (the newest FTSWindow matches of each term searched)
+//	fts       the same search by the store's FTS5 index on an open connection, for comparison
+//	recall    the whole Recaller.Recall (the index opened anew)
 //	format    Format of the ranked result
 func BenchmarkRecallPhases(b *testing.B) {
 	ctx := context.Background()
@@ -272,7 +289,7 @@ func BenchmarkRecallPhases(b *testing.B) {
 		for _, p := range prompts(b, "rare", "mid", "common", "unrelated") {
 			b.Run(size+"/"+p.Kind, func(b *testing.B) {
 				s := getStore(b, size)
-				r := recall.New(s.home, s.db)
+				r := recall.New(s.home, recall.OpenIndex(s.home))
 				if w, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_FTS_WINDOW")); err == nil {
 					r.FTSWindow = w
 				}
@@ -304,13 +321,6 @@ func BenchmarkRecallPhases(b *testing.B) {
 						cpu.report(b)
 					})
 				}
-				phase("open", func() {
-					db, err := store.Open(ctx, filepath.Join(s.home, "memory.db"), store.Options{ReadOnly: true, BusyTimeout: 50 * time.Millisecond})
-					if err != nil {
-						b.Fatal(err)
-					}
-					db.Close()
-				})
 				phase("load", func() {
 					for _, path := range paths {
 						if _, err := recall.LoadView(path); err != nil {
@@ -322,14 +332,27 @@ func BenchmarkRecallPhases(b *testing.B) {
 					recall.Terms(q.Text)
 					cosSink += r.Embedder.EmbedText(q.Text)[0]
 				})
+				window := recall.TermWindow(r.FTSWindow, len(res.Searched))
 				if len(res.Searched) > 0 {
+					phase("search", func() {
+						ix := recall.OpenIndex(s.home)
+						if _, err := ix.Search(ctx, res.Searched, nil, window, r.FTSLimit, benchProject); err != nil {
+							b.Fatal(err)
+						}
+						ix.Close()
+					})
 					phase("fts", func() {
 						if _, err := s.db.SearchTerms(ctx, res.Searched, nil, r.FTSWindow, r.FTSLimit*2); err != nil {
 							b.Fatal(err)
 						}
 					})
 				}
-				phase("recall", func() { r.Recall(ctx, q) })
+				phase("recall", func() {
+					ix := recall.OpenIndex(s.home)
+					r.DB = ix
+					r.Recall(ctx, q)
+					ix.Close()
+				})
 				phase("format", func() { recall.Format(res, recall.DefaultLimits, now) })
 			})
 		}

@@ -25,7 +25,6 @@ import (
 	"unsafe"
 
 	"github.com/engram-memory/engram/internal/embed"
-	"github.com/engram-memory/engram/internal/store"
 )
 
 // Item kinds.
@@ -51,6 +50,15 @@ type Item struct {
 	AccessCount int32
 	LastAccess  time.Time
 	Stability   float32
+	Scope       string // an episode's: "project" or "global" ("" when unknown)
+	SessionID   string // an episode's session
+	// Seq is an episode's rowid in the store (search index segments only;
+	// 0 elsewhere): the index's order.
+	Seq int64
+	// Terms is more text that the item's postings come from without being
+	// stored (the index's: an episode's full context and entities, as the
+	// store's FTS index covers them).
+	Terms string
 	// Vec is the local embedder's vector (nil when unknown). It is stored
 	// quantised to int8 with the inverse of the quantised vector's length:
 	// a quarter of the bytes to read on every prompt, at a cosine error far
@@ -76,17 +84,27 @@ type File struct {
 	// relevant. StopDocs 0: no stop terms.
 	Docs     int
 	StopDocs int
-	Common   []store.TermDocs
+	Common   []TermDocs
 	// Vocab holds every term of the store's index (the global file's only;
 	// nil elsewhere): when it holds no term of a prompt, the prompt hook
 	// does not search (see Recaller.SkipUnknown).
 	Vocab *Bloom
+	// Dels lists the seqs a search index segment deletes: an older segment's
+	// episode with one of them is gone (ascending; segments only).
+	Dels []int64
+}
+
+// TermDocs is an indexed term of the episodes (a Porter stem, as the FTS
+// index holds it) and the number of episodes that contain it.
+type TermDocs struct {
+	Term string
+	Docs int
 }
 
 const magic = "ENGRAMRC"
 
 // version of the binary format; a reader treats any other as empty.
-const version = 3
+const version = 4
 
 // MaxFileSize bounds what a reader accepts.
 const MaxFileSize = 64 << 20
@@ -101,16 +119,18 @@ var ErrFormat = errors.New("recall: bad recollection file")
 //	            Docs, StopDocs, the smallest count of a common term, then the
 //	            common terms: (hash, count) pairs sorted by hash and the terms
 //	            themselves; a Bloom filter of every term (global file only);
-//	            item count n, vector dimension d, index size k
+//	            item count n, vector dimension d, index size k, deletions m
 //	offsets     n × uint32: where each item's record starts in records
 //	norms       n × float32: 1/|q| of each item's int8 vector (0: none)
 //	vectors     n × d int8
+//	seqs        n × int64: each item's seq in the store (0 but in segments)
+//	dels        m × int64: the seqs a segment deletes, ascending
 //	keys        k × uint64, ascending: hashes of the stems of the items' text
 //	postings    (k+1) × uint32 offsets, then per key the ascending item
 //	            numbers, delta-coded as uvarints
 //	records     per item: kind, id, text, detail, project, project path,
 //	            times, importance, confidence, evidence, access count,
-//	            stability
+//	            stability, scope, session
 //
 // So a prompt costs a mapping of the file, a binary search per term, and
 // the decoding of the few items its terms lead to.
@@ -131,10 +151,10 @@ func (f *File) Encode() []byte {
 	// The common terms: (hash, count) sorted by hash, which the hook
 	// searches in place, then the terms themselves for tools (Decode).
 	common := slices.Clone(f.Common)
-	slices.SortFunc(common, func(a, b store.TermDocs) int {
+	slices.SortFunc(common, func(a, b TermDocs) int {
 		return cmp.Compare(stemHash([]byte(a.Term)), stemHash([]byte(b.Term)))
 	})
-	common = slices.CompactFunc(common, func(a, b store.TermDocs) bool { return stemHash([]byte(a.Term)) == stemHash([]byte(b.Term)) })
+	common = slices.CompactFunc(common, func(a, b TermDocs) bool { return stemHash([]byte(a.Term)) == stemHash([]byte(b.Term)) })
 	minDocs := 0
 	for _, t := range common {
 		if minDocs == 0 || t.Docs < minDocs {
@@ -173,7 +193,7 @@ func (f *File) Encode() []byte {
 	var buf []byte
 	for i, it := range f.Items {
 		seen := map[uint64]bool{}
-		for _, text := range []string{it.Text, it.Detail} {
+		for _, text := range []string{it.Text, it.Detail, it.Terms} {
 			buf = eachStem(text, buf, func(stem []byte) {
 				h := stemHash(stem)
 				if !seen[h] {
@@ -191,6 +211,7 @@ func (f *File) Encode() []byte {
 	w.uvarint(uint64(n))
 	w.uvarint(uint64(dim))
 	w.uvarint(uint64(len(keys)))
+	w.uvarint(uint64(len(f.Dels)))
 
 	var records bytes.Buffer
 	rw := writer{&records}
@@ -212,6 +233,8 @@ func (f *File) Encode() []byte {
 		rw.varint(int64(it.AccessCount))
 		rw.varint(ms(it.LastAccess))
 		rw.f32(it.Stability)
+		rw.str(it.Scope)
+		rw.str(it.SessionID)
 		q, inv := quantize(it.Vec)
 		if len(q) == dim {
 			binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(inv))
@@ -223,6 +246,14 @@ func (f *File) Encode() []byte {
 	b.Write(offsets)
 	b.Write(norms)
 	b.Write(vecs)
+	for _, it := range f.Items {
+		binary.LittleEndian.PutUint64(tmp[:8], uint64(it.Seq))
+		b.Write(tmp[:8])
+	}
+	for _, d := range f.Dels {
+		binary.LittleEndian.PutUint64(tmp[:8], uint64(d))
+		b.Write(tmp[:8])
+	}
 	for _, k := range keys {
 		binary.LittleEndian.PutUint64(tmp[:8], k)
 		b.Write(tmp[:8])
@@ -298,6 +329,8 @@ type View struct {
 	offsets  []byte
 	norms    []byte
 	vecs     []byte
+	seqs     []byte // n × int64: each item's seq (segments: ascending)
+	dels     []byte // m × int64, ascending: the seqs the segment deletes
 	keys     []byte
 	postOffs []byte
 	posts    []byte
@@ -316,10 +349,13 @@ func Decode(data []byte) (*File, error) {
 		SessionID: v.SessionID, Docs: v.Docs, StopDocs: v.StopDocs}
 	r := reader{b: v.names}
 	for i := 0; i < len(v.common)/12 && r.err == nil; i++ {
-		f.Common = append(f.Common, store.TermDocs{Term: r.str(), Docs: int(binary.LittleEndian.Uint32(v.common[12*i+8:]))})
+		f.Common = append(f.Common, TermDocs{Term: r.str(), Docs: int(binary.LittleEndian.Uint32(v.common[12*i+8:]))})
 	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	for i := 0; i < len(v.dels)/8; i++ {
+		f.Dels = append(f.Dels, int64(binary.LittleEndian.Uint64(v.dels[8*i:])))
 	}
 	if v.vocabK > 0 && len(v.vocab) > 0 {
 		f.Vocab = &Bloom{Bits: slices.Clone(v.vocab), K: v.vocabK}
@@ -364,12 +400,15 @@ func DecodeView(data []byte) (*View, error) {
 	v.n = r.count(4)
 	v.dim = r.count(0)
 	k := r.count(12)
+	m := r.count(8)
 	v.offsets = r.take(4 * v.n)
 	v.norms = r.take(4 * v.n)
 	if v.dim > 0 && v.n > len(r.b)/v.dim {
 		r.fail("vectors")
 	}
 	v.vecs = r.take(v.n * v.dim)
+	v.seqs = r.take(8 * v.n)
+	v.dels = r.take(8 * m)
 	v.keys = r.take(8 * k)
 	v.postOffs = r.take(4 * (k + 1))
 	v.posts = r.take(r.count(1))
@@ -418,6 +457,9 @@ func (v *View) Item(i int) (Item, error) {
 	it.AccessCount = int32(r.varint())
 	it.LastAccess = fromMS(r.varint())
 	it.Stability = r.f32()
+	it.Scope = r.str()
+	it.SessionID = r.str()
+	it.Seq = v.Seq(i)
 	if r.err != nil {
 		return Item{}, r.err
 	}
@@ -480,6 +522,14 @@ func findKey(table []byte, stride int, h uint64) int {
 	return -1
 }
 
+// Seq is item i's seq in the store (0 outside search index segments).
+func (v *View) Seq(i int) int64 {
+	if i < 0 || i >= len(v.seqs)/8 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(v.seqs[8*i:]))
+}
+
 // HasVocab reports whether the file carries the store's vocabulary.
 func (v *View) HasVocab() bool { return v.vocabK > 0 && len(v.vocab) > 0 }
 
@@ -525,6 +575,8 @@ func (it *Item) detach() {
 	it.Detail = strings.Clone(it.Detail)
 	it.Project = strings.Clone(it.Project)
 	it.ProjectPath = strings.Clone(it.ProjectPath)
+	it.Scope = strings.Clone(it.Scope)
+	it.SessionID = strings.Clone(it.SessionID)
 	it.q8 = slices.Clone(it.q8)
 }
 

@@ -12,15 +12,40 @@ import (
 
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
-	"github.com/engram-memory/engram/internal/store"
 )
 
-// Searcher is the full-text side of recall (the store, opened read-only in
-// the hook).
+// Searcher is the full-text side of recall: the search index the worker
+// keeps for the prompt hook (Index), or the store's own FTS5 index (the
+// worker's recollect.StoreSearcher, which the index is checked against).
 type Searcher interface {
-	SearchTerms(ctx context.Context, terms []string, weights []float64, window, limit int) ([]store.TermHit, error)
-	EpisodesBySeq(ctx context.Context, seqs []int64, projectPath string) ([]store.RecallEpisode, error)
-	SessionNeighbours(ctx context.Context, ids []string, window int) (map[string]store.Neighbours, error)
+	// Search looks at each term's newest window matches (every match when
+	// window is 0), scores each episode found by the summed weights of the
+	// terms it matched, and returns the best limit of those visible from
+	// projectPath (its own and global ones; all when ""), best first and
+	// newest first among equals. A term is one word as typed (folded); it
+	// matches what the store's FTS5 index would match for it. Terms past
+	// MaxSearchTerms are ignored.
+	Search(ctx context.Context, terms []string, weights []float64, window, limit int, projectPath string) ([]Hit, error)
+	// Neighbours finds, for each episode, the episodes of its session just
+	// before and just after it in time, among those stored within window
+	// seqs of it; keyed by id.
+	Neighbours(ctx context.Context, eps []Item, window int) (map[string]Neighbours, error)
+}
+
+// MaxSearchTerms bounds the terms of a search (one bit each in a mask).
+const MaxSearchTerms = 62
+
+// Hit is an episode a search found.
+type Hit struct {
+	Item
+	Score float64 // the sum of the weights of the terms it matched
+	Mask  uint64  // bit i set when it matched terms[i]
+}
+
+// Neighbours are the episodes just before and just after one episode in
+// its session (nil when there is none nearby).
+type Neighbours struct {
+	Before, After *Item
 }
 
 // Recaller answers queries from recollection files and one FTS query.
@@ -222,7 +247,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		for _, i := range searchTerms(terms, r.MaxTerms) {
 			res.Searched = append(res.Searched, terms[i].word)
 		}
-		if err := r.searchTerms(ctx, q, terms, cov, qvec, name, byID, &cands); err != nil {
+		if err := r.searchTerms(ctx, q, terms, cov, qvec, byID, &cands); err != nil {
 			res.Problems = append(res.Problems, err.Error())
 		}
 	}
@@ -251,7 +276,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 // of the rarest terms, ranked by the summed rarity of the terms each
 // matched (then newest first); the best FTSLimit that the project can see
 // are read.
-func (r *Recaller) searchTerms(ctx context.Context, q Query, terms []term, cov *Coverer, qvec []float32, name string,
+func (r *Recaller) searchTerms(ctx context.Context, q Query, terms []term, cov *Coverer, qvec []float32,
 	byID map[string]*Candidate, cands *[]*Candidate) error {
 	pick := searchTerms(terms, r.MaxTerms)
 	if len(pick) == 0 {
@@ -262,57 +287,31 @@ func (r *Recaller) searchTerms(ctx context.Context, q Query, terms []term, cov *
 	for i, t := range pick {
 		words[i], weights[i] = terms[t].word, terms[t].weight
 	}
-	n := r.FTSLimit
-	if q.ProjectPath != "" {
-		n *= 2 // some may be other projects'
-	}
-	found, err := r.DB.SearchTerms(ctx, words, weights, TermWindow(r.FTSWindow, len(pick)), n)
-	if err != nil || len(found) == 0 {
-		return err
-	}
-	type hit struct {
-		seq   int64
-		mask  uint64 // over terms
-		score float64
-	}
-	hits := make([]hit, len(found))
-	for i, f := range found {
-		hits[i] = hit{seq: f.Seq, score: f.Score}
-		for j, t := range pick {
-			if f.Mask&(1<<j) != 0 {
-				hits[i].mask |= 1 << t
-			}
-		}
-	}
-	seqs := make([]int64, len(hits))
-	info := map[int64]hit{}
-	for i, h := range hits {
-		seqs[i] = h.seq
-		info[h.seq] = h
-	}
-	eps, err := r.DB.EpisodesBySeq(ctx, seqs, q.ProjectPath)
+	found, err := r.DB.Search(ctx, words, weights, TermWindow(r.FTSWindow, len(pick)), r.FTSLimit, q.ProjectPath)
 	if err != nil {
 		return err
 	}
-	if len(eps) > r.FTSLimit {
-		eps = eps[:r.FTSLimit]
-	}
-	for _, e := range eps {
-		if q.Exclude[e.ID] {
+	for _, f := range found {
+		if q.Exclude[f.ID] {
 			continue
 		}
-		h := info[e.Seq]
-		c := byID[e.ID]
-		if c == nil {
-			c = &Candidate{Item: EpisodeItem(e.Episode)}
-			byID[e.ID] = c
-			*cands = append(*cands, c)
-			c.Coverage = cov.weigh(h.mask | cov.mask(c.Text, c.Detail))
-			if e.Embedder == name && len(e.Embedding) == len(qvec) {
-				c.Cos = embed.Cosine(e.Embedding, qvec)
+		var mask uint64 // over terms
+		for j, t := range pick {
+			if f.Mask&(1<<j) != 0 {
+				mask |= 1 << t
 			}
 		}
-		c.BM25, c.HasBM25 = -h.score, true
+		c := byID[f.ID]
+		if c == nil {
+			c = &Candidate{Item: f.Item}
+			byID[f.ID] = c
+			*cands = append(*cands, c)
+			c.Coverage = cov.weigh(mask | cov.mask(c.Text, c.Detail))
+			if v := f.Item; v.HasVec() {
+				c.Cos = v.Cos(qvec)
+			}
+		}
+		c.BM25, c.HasBM25 = -f.Score, true
 	}
 	return nil
 }
@@ -366,11 +365,11 @@ func (r *Recaller) Expand(ctx context.Context, res *Result, n int) {
 		return
 	}
 	eps := res.Episodes[:min(n, len(res.Episodes))]
-	ids := make([]string, len(eps))
+	items := make([]Item, len(eps))
 	for i, e := range eps {
-		ids[i] = e.ID
+		items[i] = e.Item
 	}
-	nb, err := r.DB.SessionNeighbours(ctx, ids, NeighbourWindow)
+	nb, err := r.DB.Neighbours(ctx, items, NeighbourWindow)
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
 		return
@@ -378,11 +377,13 @@ func (r *Recaller) Expand(ctx context.Context, res *Result, n int) {
 	for i := range eps {
 		x := nb[eps[i].ID]
 		if x.Before != nil {
-			it := EpisodeItem(x.Before.Episode)
+			it := *x.Before
+			it.detach()
 			eps[i].Before = &it
 		}
 		if x.After != nil {
-			it := EpisodeItem(x.After.Episode)
+			it := *x.After
+			it.detach()
 			eps[i].After = &it
 		}
 	}
@@ -533,5 +534,5 @@ func EpisodeItem(e episode.Episode) Item {
 	}
 	return Item{Kind: KindEpisode, ID: e.ID, Text: e.Summary, Detail: detail, Project: e.Project, ProjectPath: e.ProjectPath,
 		At: e.OccurredAt, Importance: float32(e.Importance), AccessCount: int32(e.AccessCount),
-		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability)}
+		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability), Scope: e.Scope, SessionID: e.SessionID}
 }

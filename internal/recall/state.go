@@ -119,3 +119,6 @@ func readSmall(path string, max int64) ([]byte, error) {
 	_, err = f.ReadAt(data, 0)
 	return data, err
 }
+
+// ReadSmall reads a file of at most max bytes without following a symlink.
+func ReadSmall(path string, max int64) ([]byte, error) { return readSmall(path, max) }

@@ -342,3 +342,6 @@ func stemHash(b []byte) uint64 {
 	}
 	return h
 }
+
+// TermHash is the hash the files index a term (a Porter stem) by.
+func TermHash(stem string) uint64 { return stemHash([]byte(stem)) }

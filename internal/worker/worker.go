@@ -21,7 +21,7 @@ import (
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/promote"
-	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -42,17 +42,17 @@ type Components struct {
 
 // Stats is what one cycle did.
 type Stats struct {
-	SpoolFiles    int               `json:"spool_files"`
-	SpoolCaptures int               `json:"spool_captures"`
-	SweptSessions int               `json:"swept_sessions"`
-	SweptCaptures int               `json:"swept_captures"`
-	Ingest        ingest.Stats      `json:"ingest"`
-	Accesses      int               `json:"accesses"`
-	Beliefs       consolidate.Stats `json:"beliefs"`
-	Recall        recall.BuildStats `json:"recall"`
-	Neighbours    int               `json:"neighbour_files"`
-	Promotion     promote.Stats     `json:"promotion"`
-	Millis        int64             `json:"ms"`
+	SpoolFiles    int                  `json:"spool_files"`
+	SpoolCaptures int                  `json:"spool_captures"`
+	SweptSessions int                  `json:"swept_sessions"`
+	SweptCaptures int                  `json:"swept_captures"`
+	Ingest        ingest.Stats         `json:"ingest"`
+	Accesses      int                  `json:"accesses"`
+	Beliefs       consolidate.Stats    `json:"beliefs"`
+	Recall        recollect.BuildStats `json:"recall"`
+	Neighbours    int                  `json:"neighbour_files"`
+	Promotion     promote.Stats        `json:"promotion"`
+	Millis        int64                `json:"ms"`
 }
 
 // ErrBusy means another cycle holds the lock.
@@ -86,7 +86,7 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	if err != nil {
 		return st, fmt.Errorf("ingest: %w", err)
 	}
-	if st.Accesses, err = recall.FoldAccessLog(ctx, db, cfg.Home); err != nil {
+	if st.Accesses, err = recollect.FoldAccessLog(ctx, db, cfg.Home); err != nil {
 		return st, fmt.Errorf("fold access log: %w", err)
 	}
 	c := &consolidate.Consolidator{DB: db, Judge: comp.Judge, Embedder: comp.Embedder, Log: log,
@@ -95,14 +95,14 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	if st.Beliefs, err = c.Run(ctx, time.Now()); err != nil {
 		return st, fmt.Errorf("consolidate beliefs: %w", err)
 	}
-	if st.Recall, err = recall.Build(ctx, db, cfg.Home, recall.BuildOptions{}, time.Now()); err != nil {
+	if st.Recall, err = recollect.Build(ctx, db, cfg.Home, recollect.BuildOptions{}, time.Now()); err != nil {
 		return st, fmt.Errorf("recollections: %w", err)
 	}
 	now := time.Now()
-	if st.Neighbours, err = recall.BuildNeighbours(ctx, db, cfg.Home, comp.Embedder.Name(), now.Add(-24*time.Hour), now); err != nil {
+	if st.Neighbours, err = recollect.BuildNeighbours(ctx, db, cfg.Home, comp.Embedder.Name(), now.Add(-24*time.Hour), now); err != nil {
 		return st, fmt.Errorf("session neighbours: %w", err)
 	}
-	recall.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
+	recollect.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
 	if st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now())); err != nil {
 		return st, fmt.Errorf("promotion: %w", err)
 	}

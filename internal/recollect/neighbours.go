@@ -1,4 +1,4 @@
-package recall
+package recollect
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/hookio"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -61,7 +62,7 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 		if len(hits) > Neighbours {
 			hits = hits[:Neighbours]
 		}
-		f := &File{Embedder: local.Name(), CreatedAt: now, Scope: "session", ProjectPath: a.ProjectPath, SessionID: a.SessionID}
+		f := &recall.File{Embedder: local.Name(), CreatedAt: now, Scope: "session", ProjectPath: a.ProjectPath, SessionID: a.SessionID}
 		for _, h := range hits {
 			e, err := db.GetEpisode(ctx, rows[h.idx].ID)
 			if errors.Is(err, store.ErrNotFound) {
@@ -70,7 +71,10 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 			if err != nil {
 				return n, err
 			}
-			it := EpisodeItem(e)
+			it := recall.EpisodeItem(e)
+			if seqs, err := db.SeqsOf(ctx, []string{e.ID}); err == nil {
+				it.Seq = seqs[e.ID]
+			}
 			if e.Embedder == local.Name() {
 				it.Vec = e.Embedding
 			} else {
@@ -78,7 +82,7 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 			}
 			f.Items = append(f.Items, it)
 		}
-		if err := Save(SessionPath(home, a.SessionID), f); err != nil {
+		if err := recall.Save(recall.SessionPath(home, a.SessionID), f); err != nil {
 			return n, fmt.Errorf("write neighbours of %s: %w", a.SessionID, err)
 		}
 		n++

@@ -1,4 +1,9 @@
-package recall
+// Package recollect is the worker's side of recall: it writes what the
+// prompt hook reads (the recollection files, the session neighbours files
+// and the search index) from the store, and folds the hook's access log back
+// into it. The hook's side, package recall, does not import the store, so
+// the hook binary does not link SQLite.
+package recollect
 
 import (
 	"cmp"
@@ -16,6 +21,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -39,13 +45,14 @@ var DefaultBuildOptions = BuildOptions{Candidates: 200, StopShare: 0.05, StopMin
 // BuildStats counts what Build wrote.
 type BuildStats struct {
 	Files, Episodes, Beliefs, Removed int
+	Index                             IndexStats
 }
 
 // Build writes the global and per-project recollection files from the
 // store. Episode vectors are re-made with the local embedder when they come
 // from another one, so that the hook can always compare them with the
 // prompt's local vector. Files of projects that no longer have memories are
-// removed.
+// removed. Then the search index follows the store's changes (SyncIndex).
 func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now time.Time) (BuildStats, error) {
 	var st BuildStats
 	if opt.Candidates <= 0 {
@@ -63,19 +70,19 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	local := embed.NewLocal()
 	// One pass over the index's vocabulary: the most common terms with
 	// their counts, and a filter of all of them.
-	var all []store.TermDocs
+	var all []recall.TermDocs
 	docs, err := db.EachTerm(ctx, func(term string, n int) error {
-		all = append(all, store.TermDocs{Term: term, Docs: n})
+		all = append(all, recall.TermDocs{Term: term, Docs: n})
 		return nil
 	})
 	if err != nil {
 		return st, err
 	}
-	vocab := NewBloom(len(all))
+	vocab := recall.NewBloom(len(all))
 	for _, t := range all {
-		vocab.Add(stemHash([]byte(t.Term)))
+		vocab.Add(recall.TermHash(t.Term))
 	}
-	slices.SortFunc(all, func(a, b store.TermDocs) int {
+	slices.SortFunc(all, func(a, b recall.TermDocs) int {
 		if a.Docs != b.Docs {
 			return cmp.Compare(b.Docs, a.Docs)
 		}
@@ -96,7 +103,15 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 		if err != nil {
 			return err
 		}
-		f := &File{Embedder: local.Name(), CreatedAt: now, Scope: scope, ProjectPath: projectPath,
+		ids := make([]string, len(eps))
+		for i, e := range eps {
+			ids[i] = e.ID
+		}
+		seqs, err := db.SeqsOf(ctx, ids)
+		if err != nil {
+			return err
+		}
+		f := &recall.File{Embedder: local.Name(), CreatedAt: now, Scope: scope, ProjectPath: projectPath,
 			Docs: docs, StopDocs: stopDocs, Common: common}
 		if scope == episode.ScopeGlobal {
 			f.Vocab = vocab
@@ -105,7 +120,7 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 			if b.Scope != scope || (scope == episode.ScopeProject && b.ProjectPath != projectPath) {
 				continue
 			}
-			it := Item{Kind: KindBelief, ID: b.ID, Text: b.Statement, Project: b.Project, ProjectPath: b.ProjectPath,
+			it := recall.Item{Kind: recall.KindBelief, ID: b.ID, Text: b.Statement, Project: b.Project, ProjectPath: b.ProjectPath,
 				At: b.LastReinforced, Confidence: float32(b.Confidence()), Evidence: int32(b.EvidenceCount),
 				AccessCount: int32(b.AccessCount), LastAccess: b.LastAccessed, Stability: float32(b.Stability)}
 			if b.Embedder == local.Name() {
@@ -117,7 +132,8 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 			st.Beliefs++
 		}
 		for _, e := range eps {
-			it := EpisodeItem(e)
+			it := recall.EpisodeItem(e)
+			it.Seq = seqs[e.ID]
 			if e.Embedder == local.Name() {
 				it.Vec = e.Embedding
 			} else {
@@ -126,30 +142,31 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 			f.Items = append(f.Items, it)
 			st.Episodes++
 		}
-		if err := Save(path, f); err != nil {
+		if err := recall.Save(path, f); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		st.Files++
 		return nil
 	}
-	if err := write(GlobalPath(home), episode.ScopeGlobal, ""); err != nil {
+	if err := write(recall.GlobalPath(home), episode.ScopeGlobal, ""); err != nil {
 		return st, err
 	}
-	keep := map[string]bool{GlobalPath(home): true}
+	keep := map[string]bool{recall.GlobalPath(home): true}
 	for _, p := range projects {
-		path := ProjectPath(home, p)
+		path := recall.ProjectPath(home, p)
 		keep[path] = true
 		if err := write(path, episode.ScopeProject, p); err != nil {
 			return st, err
 		}
 	}
-	old, _ := filepath.Glob(filepath.Join(Dir(home), "project-*.rec"))
+	old, _ := filepath.Glob(filepath.Join(recall.Dir(home), "project-*.rec"))
 	for _, p := range old {
 		if !keep[p] && os.Remove(p) == nil {
 			st.Removed++
 		}
 	}
-	return st, nil
+	st.Index, err = SyncIndex(ctx, db, home, IndexOptions{}, now)
+	return st, err
 }
 
 // FoldAccessLog moves the prompt hook's access log into the store: access
@@ -157,7 +174,7 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 // appending meanwhile start a new one; a folded file's name is recorded in
 // the same transaction as its effects, so a crash never counts it twice.
 func FoldAccessLog(ctx context.Context, db *store.DB, home string) (int, error) {
-	live := AccessLogPath(home)
+	live := recall.AccessLogPath(home)
 	pending, _ := filepath.Glob(live + ".*.fold")
 	if _, err := os.Lstat(live); err == nil {
 		name := live + "." + strconv.FormatInt(time.Now().UnixNano(), 10) + ".fold"
@@ -176,12 +193,12 @@ func FoldAccessLog(ctx context.Context, db *store.DB, home string) (int, error) 
 			return total, err
 		}
 		if done == "" {
-			data, err := readSmall(p, 256<<20)
+			data, err := recall.ReadSmall(p, 256<<20)
 			if err != nil {
 				return total, err
 			}
 			var acc []store.Access
-			for _, a := range ParseAccessLog(data) {
+			for _, a := range recall.ParseAccessLog(data) {
 				acc = append(acc, store.Access{ID: a.ID, At: a.At})
 			}
 			n, err := db.RecordAccessesOnce(ctx, acc, key)
@@ -203,7 +220,7 @@ func FoldAccessLog(ctx context.Context, db *store.DB, home string) (int, error) 
 func CleanSessionFiles(home string, maxAge time.Duration, now time.Time) int {
 	n := 0
 	for _, pat := range []string{"injected-*.txt", "session-*.rec"} {
-		files, _ := filepath.Glob(filepath.Join(Dir(home), pat))
+		files, _ := filepath.Glob(filepath.Join(recall.Dir(home), pat))
 		for _, f := range files {
 			if fi, err := os.Lstat(f); err == nil && now.Sub(fi.ModTime()) > maxAge && strings.HasPrefix(filepath.Base(f), strings.SplitN(pat, "*", 2)[0]) {
 				if os.Remove(f) == nil {

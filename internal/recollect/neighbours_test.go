@@ -1,4 +1,4 @@
-package recall
+package recollect
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -46,7 +47,7 @@ func TestBuildNeighbours(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("BuildNeighbours n=%d err=%v", n, err)
 	}
-	f, err := Load(SessionPath(home, "sess-1"))
+	f, err := recall.Load(recall.SessionPath(home, "sess-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestBuildNeighbours(t *testing.T) {
 		}
 	}
 	// The hook sees them as neighbours, still gated by the prompt.
-	res := New(home, nil).Recall(ctx, Query{Text: "how do we retry webhook deliveries?", ProjectPath: "/src/billing", SessionID: "sess-1", Now: now})
+	res := recall.New(home, nil).Recall(ctx, recall.Query{Text: "how do we retry webhook deliveries?", ProjectPath: "/src/billing", SessionID: "sess-1", Now: now})
 	if len(res.Episodes) == 0 || res.Episodes[0].ID != "ep_000000000002" || !res.Episodes[0].Neighbor {
 		t.Errorf("recall with neighbours: %+v", ids(res.Episodes))
 	}
