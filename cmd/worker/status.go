@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/promote"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/worker"
 )
@@ -45,6 +49,45 @@ type statusReport struct {
 	// MemoryFiles are the MEMORY.md files engram writes, measured against
 	// the client's limit.
 	MemoryFiles []promote.FileReport `json:"memory_files"`
+	// SearchIndex is the prompt hook's search index.
+	SearchIndex searchIndex `json:"search_index"`
+}
+
+// searchIndex is where the prompt hook's search index stands.
+type searchIndex struct {
+	Built    bool      `json:"built"`
+	Error    string    `json:"error,omitempty"`
+	Segments int       `json:"segments"`
+	Records  int       `json:"records"` // episode records, replaced ones included
+	Bytes    int64     `json:"bytes"`
+	SyncedAt time.Time `json:"synced_at,omitzero"`
+	// Behind is how many episodes changed since the last sync (the next
+	// worker cycle applies them).
+	Behind int `json:"changes_pending"`
+}
+
+// inspectIndex reads the search index's manifest and the store's change log.
+func inspectIndex(ctx context.Context, s *session) (searchIndex, error) {
+	var x searchIndex
+	m, err := recall.ReadManifest(s.cfg.Home)
+	after := int64(0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		x.Error = err.Error()
+	default:
+		x.Built, x.SyncedAt, after = true, m.BuiltAt, m.LastChange
+		x.Segments = len(m.Segments)
+		for _, seg := range m.Segments {
+			x.Records += seg.Items
+			if fi, err := os.Stat(filepath.Join(recall.IndexDir(s.cfg.Home), seg.Name)); err == nil {
+				x.Bytes += fi.Size()
+			}
+		}
+	}
+	_, _, seqs, err := s.db.EpisodeChanges(ctx, after)
+	x.Behind = len(seqs)
+	return x, err
 }
 
 // consolidation is where belief consolidation stands.
@@ -111,6 +154,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if r.MemoryFiles, err = promote.Inspect(ctx, promote.LocationsFrom(s.cfg), s.db); err != nil {
 		return err
 	}
+	if r.SearchIndex, err = inspectIndex(ctx, s); err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -139,6 +185,15 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 			c.LastAt.Format(time.RFC3339), c.Pending, c.Threshold, c.DueBy.Format(time.RFC3339))
 	}
 	fmt.Fprintf(e.stdout, "spool:      %d files\n", r.SpoolFiles)
+	switch x := r.SearchIndex; {
+	case x.Error != "":
+		fmt.Fprintf(e.stdout, "search index: unreadable (%s); the next worker cycle rebuilds it\n", x.Error)
+	case !x.Built:
+		fmt.Fprintf(e.stdout, "search index: not built yet (the next worker cycle builds it)\n")
+	default:
+		fmt.Fprintf(e.stdout, "search index: %d segments, %d records, %.1f MB, synced %s; %d episodes changed since\n",
+			x.Segments, x.Records, float64(x.Bytes)/1e6, x.SyncedAt.Format(time.RFC3339), x.Behind)
+	}
 	fmt.Fprintf(e.stdout, "last run:   %s\n", last)
 	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
 	for i, m := range r.MemoryFiles {
