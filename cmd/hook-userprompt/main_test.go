@@ -164,7 +164,37 @@ func TestBadInputNeverHurts(t *testing.T) {
 		os.WriteFile(recall.GlobalPath(c.engram), []byte{0xff, 0}, 0o600)
 		got := c.run(t, c.input("how do we deploy the billing app to fly?", c.project))
 		if !strings.Contains(got, "flyctl") {
-			t.Errorf("store search did not stand in for the files: %q", got)
+			t.Errorf("the search index did not stand in for the files: %q", got)
+		}
+	})
+	t.Run("corrupt or missing search index", func(t *testing.T) {
+		c := newHome(t, true)
+		m, err := recall.ReadManifest(c.engram)
+		if err != nil || len(m.Segments) == 0 {
+			t.Fatalf("manifest %+v %v", m, err)
+		}
+		seg := filepath.Join(recall.IndexDir(c.engram), m.Segments[0].Name)
+		data, _ := os.ReadFile(seg)
+		// A segment cut short: the files still answer (the project's file
+		// holds the memory), and nothing breaks.
+		os.WriteFile(seg, data[:len(data)/2], 0o600)
+		if got := c.run(t, c.input("how do we deploy the billing app to fly?", c.project)); !strings.Contains(got, "flyctl") {
+			t.Errorf("damaged segment: %q", got)
+		}
+		// A new session each time: nothing is held back as already shown.
+		forget := func() {
+			files, _ := filepath.Glob(filepath.Join(recall.Dir(c.engram), "injected-*.txt"))
+			for _, f := range files {
+				os.Remove(f)
+			}
+		}
+		forget()
+		os.WriteFile(recall.ManifestPath(c.engram), []byte("ENGRAMIX\x01\xff\xff"), 0o600)
+		c.run(t, c.input("how do we deploy the billing app to fly?", c.project))
+		forget()
+		os.RemoveAll(recall.IndexDir(c.engram))
+		if got := c.run(t, c.input("how do we deploy the billing app to fly?", c.project)); !strings.Contains(got, "flyctl") {
+			t.Errorf("no index: %q", got)
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {

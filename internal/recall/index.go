@@ -90,7 +90,7 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: manifest version %d", ErrFormat, v)
 	}
 	m := &Manifest{StoreID: r.str()}
-	m.LastChange = int64(r.count(0))
+	m.LastChange = int64(r.uvarint() & (1<<63 - 1))
 	m.NextName = r.uvarint()
 	m.BuiltAt = fromMS(r.varint())
 	n := r.count(3)
