@@ -160,8 +160,8 @@ func (x *Index) Segments() int { return len(x.segs) }
 
 // load maps the manifest's segments. A segment the worker removed between
 // the reading of the manifest and its own opening means a newer manifest:
-// it is read once more. No manifest is an empty index (the worker has not
-// built it yet).
+// it is read again (a few times: syncs may follow each other closely). No
+// manifest is an empty index (the worker has not built it yet).
 func (x *Index) load() error {
 	if x.loaded {
 		return x.err
@@ -177,7 +177,7 @@ func (x *Index) load() error {
 			return x.err
 		}
 		segs, err := openSegments(IndexDir(x.home), m)
-		if errors.Is(err, fs.ErrNotExist) && attempt == 0 {
+		if errors.Is(err, fs.ErrNotExist) && attempt < 4 {
 			continue
 		}
 		if err != nil {
