@@ -679,7 +679,12 @@ func readFile(path string) ([]byte, error) {
 
 // Save writes f atomically (temp file in the same directory, fsync, rename)
 // with mode 0600 in a 0700 directory.
-func Save(path string, f *File) error {
+func Save(path string, f *File) error { return WriteAtomic(path, f.Encode()) }
+
+// WriteAtomic writes data to path through a temp file in the same directory
+// (fsync, rename), with mode 0600 in a 0700 directory: a reader sees the old
+// file or the new one, never a part.
+func WriteAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -689,7 +694,7 @@ func Save(path string, f *File) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(f.Encode()); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
 	}

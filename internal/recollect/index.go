@@ -465,7 +465,7 @@ func (w *indexWriter) commit(segs []*segment, storeID string, last int64) error 
 		m.Segments = append(m.Segments, recall.SegmentInfo{Name: s.name, Items: s.view.Len(), Dels: len(s.dels)})
 		keep[s.name] = true
 	}
-	if err := saveBytes(recall.ManifestPath(w.home), m.Encode()); err != nil {
+	if err := recall.WriteAtomic(recall.ManifestPath(w.home), m.Encode()); err != nil {
 		w.abandon()
 		return fmt.Errorf("search index: %w", err)
 	}
@@ -485,25 +485,4 @@ func (w *indexWriter) abandon() {
 		os.Remove(p)
 	}
 	w.written = nil
-}
-
-// saveBytes writes data atomically (temp file, fsync, rename), mode 0600.
-func saveBytes(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".manifest-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
