@@ -59,35 +59,44 @@ func (db *DB) CountEpisodesAfter(ctx context.Context, seq int64) (int, error) {
 // EpisodesByID returns the episodes with the given ids that still exist.
 func (db *DB) EpisodesByID(ctx context.Context, ids []string) (map[string]episode.Episode, error) {
 	out := make(map[string]episode.Episode, len(ids))
-	const chunk = 500
-	for len(ids) > 0 {
-		n := min(chunk, len(ids))
-		part := ids[:n]
-		ids = ids[n:]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
-		}
-		q := "SELECT " + episodeCols + " FROM episodes WHERE id IN (?" + strings.Repeat(",?", len(part)-1) + ")"
-		rows, err := db.sql.QueryContext(ctx, q, args...)
+	err := inChunks(ids, func(in string, args []any) error {
+		rows, err := db.sql.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE id IN ("+in+")", args...)
 		if err != nil {
-			return nil, fmt.Errorf("store: episodes by id: %w", err)
+			return fmt.Errorf("store: episodes by id: %w", err)
 		}
+		defer rows.Close()
 		for rows.Next() {
 			e, err := scanEpisode(rows)
 			if err != nil {
-				rows.Close()
-				return nil, err
+				return err
 			}
 			out[e.ID] = e
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// inChunks calls fn for successive chunks of vals (at most 500 each, within
+// SQLite's limit on bound parameters) with the chunk's placeholders ("?,?,…")
+// and its values as arguments.
+func inChunks[T any](vals []T, fn func(in string, args []any) error) error {
+	const chunk = 500
+	for len(vals) > 0 {
+		n := min(chunk, len(vals))
+		args := make([]any, n)
+		for i, v := range vals[:n] {
+			args[i] = v
+		}
+		if err := fn("?"+strings.Repeat(",?", n-1), args); err != nil {
+			return err
+		}
+		vals = vals[n:]
+	}
+	return nil
 }
 
 // SetMeta writes a value of the meta table inside the transaction, so

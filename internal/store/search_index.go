@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // The prompt hook's search index (internal/recollect writes it) follows the
@@ -107,51 +106,33 @@ func (db *DB) EachIndexEpisode(ctx context.Context, seqs []int64, fn func(IndexE
 	if seqs == nil {
 		return each("SELECT " + indexCols + " FROM episodes ORDER BY seq")
 	}
-	const batch = 500
-	for len(seqs) > 0 {
-		n := min(batch, len(seqs))
-		args := make([]any, n)
-		for i, s := range seqs[:n] {
-			args[i] = s
-		}
-		if err := each("SELECT "+indexCols+" FROM episodes WHERE seq IN (?"+strings.Repeat(",?", n-1)+") ORDER BY seq", args...); err != nil {
-			return err
-		}
-		seqs = seqs[n:]
-	}
-	return nil
+	return inChunks(seqs, func(in string, args []any) error {
+		return each("SELECT "+indexCols+" FROM episodes WHERE seq IN ("+in+") ORDER BY seq", args...)
+	})
 }
 
 // SeqsOf returns the seqs of the episodes with the given ids (those that
 // exist).
 func (db *DB) SeqsOf(ctx context.Context, ids []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(ids))
-	const batch = 500
-	for len(ids) > 0 {
-		n := min(batch, len(ids))
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		rows, err := db.sql.QueryContext(ctx, "SELECT id, seq FROM episodes WHERE id IN (?"+strings.Repeat(",?", n-1)+")", args...)
+	err := inChunks(ids, func(in string, args []any) error {
+		rows, err := db.sql.QueryContext(ctx, "SELECT id, seq FROM episodes WHERE id IN ("+in+")", args...)
 		if err != nil {
-			return nil, fmt.Errorf("store: seqs: %w", err)
+			return fmt.Errorf("store: seqs: %w", err)
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var id string
 			var seq int64
 			if err := rows.Scan(&id, &seq); err != nil {
-				rows.Close()
-				return nil, err
+				return err
 			}
 			out[id] = seq
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("store: seqs: %w", err)
-		}
-		ids = ids[n:]
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
