@@ -307,9 +307,7 @@ func (r *Recaller) searchTerms(ctx context.Context, q Query, terms []term, cov *
 			byID[f.ID] = c
 			*cands = append(*cands, c)
 			c.Coverage = cov.weigh(mask | cov.mask(c.Text, c.Detail))
-			if v := f.Item; v.HasVec() {
-				c.Cos = v.Cos(qvec)
-			}
+			c.Cos = c.Item.Cos(qvec) // 0 without a vector
 		}
 		c.BM25, c.HasBM25 = -f.Score, true
 	}

@@ -1,6 +1,7 @@
 package recollect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -324,7 +325,7 @@ func (w *indexWriter) item(e store.IndexEpisode) recall.Item {
 
 // write saves a new segment of items (ascending seqs) and dels.
 func (w *indexWriter) write(items []recall.Item, dels []int64) (*segment, error) {
-	slices.SortFunc(items, func(a, b recall.Item) int { return cmpInt(a.Seq, b.Seq) })
+	slices.SortFunc(items, func(a, b recall.Item) int { return cmp.Compare(a.Seq, b.Seq) })
 	slices.Sort(dels)
 	name := recall.SegmentName(w.next)
 	w.next++
@@ -339,16 +340,6 @@ func (w *indexWriter) write(items []recall.Item, dels []int64) (*segment, error)
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	return newSegment(name, v), nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // rewrite replaces segments a..b with one: each seq whose newest mention
