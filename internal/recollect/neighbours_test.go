@@ -2,7 +2,6 @@ package recollect
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ import (
 func TestBuildNeighbours(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, home)
 	local := embed.NewLocal()
 	mk := func(id, summary, scope, project string) episode.Episode {
 		return episode.Episode{ID: id, Summary: summary, Context: summary, Type: "event", Scope: scope, ProjectPath: project,

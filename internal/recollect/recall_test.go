@@ -31,11 +31,7 @@ func seedStore(t *testing.T) (*store.DB, string) {
 	t.Helper()
 	ctx := context.Background()
 	home := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openStore(t, home)
 	local := embed.NewLocal()
 	mk := func(id, summary, scope, project string, age time.Duration, importance float64) episode.Episode {
 		return episode.Episode{ID: id, Summary: summary, Context: summary, Type: episode.TypeEvent, Scope: scope,
@@ -150,11 +146,7 @@ func TestAccessLogFolds(t *testing.T) {
 func TestExpandWithSessionNeighbours(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(home, "memory.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, home)
 	var eps []episode.Episode
 	for i, text := range []string{"Ada: where do we host the billing app?", "Bo: we deploy it to Fly with flyctl",
 		"Ada: and the database?", "Bo: Postgres on Neon"} {
