@@ -66,11 +66,22 @@ type Item struct {
 	Vec     []float32
 	q8      []int8
 	invNorm float32
+	// Dense is the sentence embedder's vector (File.Dense names it; nil
+	// when the item has none), stored like Vec as int8 with an inverse
+	// length, plus its signs as bits: a first pass over a whole index
+	// compares bits, and only the closest items are compared in full.
+	Dense    []float32
+	d8       []int8
+	dInvNorm float32
 }
 
 // File is one recollection file.
 type File struct {
-	Embedder    string // name of the embedder the vectors come from
+	Embedder string // name of the embedder the vectors come from
+	// Dense names the sentence embedder of the items' Dense vectors ("":
+	// none). The prompt hook compares them with the prompt's vector only
+	// when it has the same embedder.
+	Dense       string
 	CreatedAt   time.Time
 	Scope       string // "project", "global" or "session"
 	ProjectPath string
@@ -104,7 +115,11 @@ type TermDocs struct {
 const magic = "ENGRAMRC"
 
 // version of the binary format; a reader treats any other as empty.
-const version = 4
+// Version 5 adds the dense vectors; a version 4 file reads as one without.
+const (
+	version    = 5
+	minVersion = 4
+)
 
 // MaxFileSize bounds what a reader accepts.
 const MaxFileSize = 64 << 20
@@ -124,6 +139,9 @@ var ErrFormat = errors.New("recall: bad recollection file")
 //	norms       n × float32: 1/|q| of each item's int8 vector (0: none)
 //	vectors     n × d int8
 //	seqs        n × int64: each item's seq in the store (0 but in segments)
+//	dense       (version 5) the dense embedder's name and dimension e, then
+//	            n × float32 inverse norms (0: none), n × ⌈e/64⌉ × uint64
+//	            sign bits, n × e int8
 //	dels        m × int64: the seqs a segment deletes, ascending
 //	keys        k × uint64, ascending: hashes of the stems of the items' text
 //	postings    (k+1) × uint32 offsets, then per key the ascending item
@@ -250,6 +268,7 @@ func (f *File) Encode() []byte {
 		binary.LittleEndian.PutUint64(tmp[:8], uint64(it.Seq))
 		b.Write(tmp[:8])
 	}
+	f.encodeDense(&b)
 	for _, d := range f.Dels {
 		binary.LittleEndian.PutUint64(tmp[:8], uint64(d))
 		b.Write(tmp[:8])
@@ -280,6 +299,66 @@ func (f *File) Encode() []byte {
 	w.uvarint(uint64(records.Len()))
 	b.Write(records.Bytes())
 	return b.Bytes()
+}
+
+// encodeDense writes the dense table: the embedder's name and dimension,
+// then each item's inverse norm, sign bits and int8 vector. Items without a
+// vector of that dimension get zeros (norm 0: none).
+func (f *File) encodeDense(b *bytes.Buffer) {
+	w := writer{b}
+	dim := 0
+	if f.Dense != "" {
+		for _, it := range f.Items {
+			dim = max(dim, len(it.Dense))
+		}
+	}
+	if dim == 0 {
+		w.str("")
+		w.uvarint(0)
+		return
+	}
+	w.str(f.Dense)
+	w.uvarint(uint64(dim))
+	n := len(f.Items)
+	words := SigWords(dim)
+	norms := make([]byte, 4*n)
+	sigs := make([]byte, 8*words*n)
+	vecs := make([]byte, dim*n)
+	for i, it := range f.Items {
+		if len(it.Dense) != dim {
+			continue
+		}
+		q, inv := quantize(it.Dense)
+		if len(q) != dim {
+			continue
+		}
+		binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(inv))
+		for j, x := range Signature(it.Dense) {
+			binary.LittleEndian.PutUint64(sigs[8*(i*words+j):], x)
+		}
+		for j, v := range q {
+			vecs[i*dim+j] = byte(v)
+		}
+	}
+	b.Write(norms)
+	b.Write(sigs)
+	b.Write(vecs)
+}
+
+// SigWords is the number of 64-bit words of a signature of dim dimensions.
+func SigWords(dim int) int { return (dim + 63) / 64 }
+
+// Signature is the signs of a vector as bits (bit set: positive): the
+// Hamming distance of two signatures estimates the angle between the
+// vectors, at one XOR and one population count per 64 dimensions.
+func Signature(v []float32) []uint64 {
+	sig := make([]uint64, SigWords(len(v)))
+	for i, x := range v {
+		if x > 0 {
+			sig[i/64] |= 1 << (i % 64)
+		}
+	}
+	return sig
 }
 
 // quantize maps a vector to int8 (v[i] ≈ q[i] × max|v|/127) and returns
@@ -321,15 +400,24 @@ type View struct {
 	// not among them is in fewer episodes (0 when the file lists none).
 	MinCommonDocs int
 
-	common   []byte // (hash, count) pairs, 12 bytes each, by hash
-	names    []byte // the common terms, in the same order
-	vocab    []byte // Bloom filter bits of every term of the store (or none)
-	vocabK   int
-	n, dim   int
-	offsets  []byte
-	norms    []byte
-	vecs     []byte
-	seqs     []byte // n × int64: each item's seq (segments: ascending)
+	common  []byte // (hash, count) pairs, 12 bytes each, by hash
+	names   []byte // the common terms, in the same order
+	vocab   []byte // Bloom filter bits of every term of the store (or none)
+	vocabK  int
+	n, dim  int
+	offsets []byte
+	norms   []byte
+	vecs    []byte
+	seqs    []byte // n × int64: each item's seq (segments: ascending)
+	// Dense names the embedder of the dense vectors ("" without), of
+	// denseDim dimensions: dnorms n × float32, dsigs n × sigWords × uint64,
+	// dvecs n × denseDim int8.
+	Dense    string
+	denseDim int
+	sigWords int
+	dnorms   []byte
+	dsigs    []byte
+	dvecs    []byte
 	dels     []byte // m × int64, ascending: the seqs the segment deletes
 	keys     []byte
 	postOffs []byte
@@ -345,7 +433,7 @@ func Decode(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Embedder: v.Embedder, CreatedAt: v.CreatedAt, Scope: v.Scope, ProjectPath: v.ProjectPath,
+	f := &File{Embedder: v.Embedder, Dense: v.Dense, CreatedAt: v.CreatedAt, Scope: v.Scope, ProjectPath: v.ProjectPath,
 		SessionID: v.SessionID, Docs: v.Docs, StopDocs: v.StopDocs}
 	r := reader{b: v.names}
 	for i := 0; i < len(v.common)/12 && r.err == nil; i++ {
@@ -367,6 +455,9 @@ func Decode(data []byte) (*File, error) {
 			return nil, err
 		}
 		it.detach()
+		if it.dInvNorm != 0 {
+			it.Dense = dequantize(it.d8)
+		}
 		f.Items = append(f.Items, it)
 	}
 	return f, nil
@@ -381,8 +472,9 @@ func DecodeView(data []byte) (*View, error) {
 		return nil, fmt.Errorf("%w: no magic", ErrFormat)
 	}
 	r := reader{b: data[len(magic):]}
-	if v := r.uvarint(); v != version {
-		return nil, fmt.Errorf("%w: version %d", ErrFormat, v)
+	ver := r.uvarint()
+	if ver < minVersion || ver > version {
+		return nil, fmt.Errorf("%w: version %d", ErrFormat, ver)
 	}
 	v := &View{}
 	v.Embedder = r.str()
@@ -408,6 +500,21 @@ func DecodeView(data []byte) (*View, error) {
 	}
 	v.vecs = r.take(v.n * v.dim)
 	v.seqs = r.take(8 * v.n)
+	if ver >= 5 {
+		v.Dense = r.str()
+		v.denseDim = r.count(0)
+		if v.denseDim > 0 {
+			if v.n > len(r.b)/(v.denseDim+4) {
+				r.fail("dense vectors")
+			}
+			v.sigWords = SigWords(v.denseDim)
+			v.dnorms = r.take(4 * v.n)
+			v.dsigs = r.take(8 * v.sigWords * v.n)
+			v.dvecs = r.take(v.denseDim * v.n)
+		} else {
+			v.Dense = ""
+		}
+	}
 	v.dels = r.take(8 * m)
 	v.keys = r.take(8 * k)
 	v.postOffs = r.take(4 * (k + 1))
@@ -467,7 +574,58 @@ func (v *View) Item(i int) (Item, error) {
 		it.q8 = v.vec(i)
 		it.invNorm = inv
 	}
+	if inv := v.denseInvNorm(i); inv != 0 {
+		it.d8 = v.denseVec(i)
+		it.dInvNorm = inv
+	}
 	return it, nil
+}
+
+// HasDense reports whether the file carries dense vectors.
+func (v *View) HasDense() bool { return v.denseDim > 0 }
+
+// DenseDim is the dimension of the dense vectors (0 without).
+func (v *View) DenseDim() int { return v.denseDim }
+
+func (v *View) denseInvNorm(i int) float32 {
+	if v.denseDim == 0 || i < 0 || i >= v.n {
+		return 0
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(v.dnorms[4*i:]))
+}
+
+// denseVec is item i's int8 dense vector, in place.
+func (v *View) denseVec(i int) []int8 {
+	b := v.dvecs[i*v.denseDim : (i+1)*v.denseDim]
+	return unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), len(b))
+}
+
+// DenseCos is the cosine between item i's dense vector and q (an
+// L2-normalised vector of the file's dense embedder); 0 when the item has
+// none or sizes differ.
+func (v *View) DenseCos(i int, q []float32) float32 {
+	inv := v.denseInvNorm(i)
+	if inv == 0 || len(q) != v.denseDim {
+		return 0
+	}
+	return dotQ8(v.denseVec(i), q) * inv
+}
+
+// dequantize turns an int8 vector back into an L2-normalised float one.
+func dequantize(q []int8) []float32 {
+	out := make([]float32, len(q))
+	var n float64
+	for i, x := range q {
+		out[i] = float32(x)
+		n += float64(x) * float64(x)
+	}
+	if n > 0 {
+		inv := float32(1 / math.Sqrt(n))
+		for i := range out {
+			out[i] *= inv
+		}
+	}
+	return out
 }
 
 func (v *View) invNorm(i int) float32 {
@@ -578,6 +736,23 @@ func (it *Item) detach() {
 	it.Scope = strings.Clone(it.Scope)
 	it.SessionID = strings.Clone(it.SessionID)
 	it.q8 = slices.Clone(it.q8)
+	it.d8 = slices.Clone(it.d8)
+}
+
+// HasDense reports whether the item carries a dense vector.
+func (it *Item) HasDense() bool { return len(it.Dense) > 0 || len(it.d8) > 0 }
+
+// DenseCos is the cosine between the item's dense vector and q (an
+// L2-normalised vector of the same embedder); 0 when either is missing or
+// sizes differ.
+func (it *Item) DenseCos(q []float32) float32 {
+	if len(it.Dense) > 0 {
+		return embed.Cosine(it.Dense, q)
+	}
+	if len(it.d8) == 0 || len(it.d8) != len(q) {
+		return 0
+	}
+	return dotQ8(it.d8, q) * it.dInvNorm
 }
 
 // HasVec reports whether the item carries a vector.

@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"slices"
@@ -48,12 +49,31 @@ type Neighbours struct {
 	Before, After *Item
 }
 
+// DenseSearcher is a Searcher that can also search by dense vectors (the
+// search index).
+type DenseSearcher interface {
+	DenseSearch(ctx context.Context, name string, q []float32, floor float32, limit int, projectPath string) ([]DenseHit, error)
+}
+
+// DenseEmbedder embeds a prompt with the sentence embedder whose vectors the
+// worker stored with the memories.
+type DenseEmbedder interface {
+	Name() string
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}
+
 // Recaller answers queries from recollection files and one FTS query.
 type Recaller struct {
 	Home     string
 	DB       Searcher // may be nil: files only
 	Embedder *embed.Local
-	Weights  Weights
+	// Dense, when set, embeds the prompt for the dense side of recall: the
+	// memories nearest in meaning, whatever words they use. It runs while
+	// the lexical side works.
+	Dense   DenseEmbedder
+	Weights Weights
+	// DenseLimit bounds the candidates the dense search of the index adds.
+	DenseLimit int
 	// MinRelevance is the gate a candidate must pass: the larger of its
 	// vector similarity and its share of the prompt's terms. A candidate
 	// must also share at least one term with the prompt that is not a stop
@@ -103,6 +123,9 @@ type Result struct {
 	// Problems lists what was skipped (a missing or unreadable file, a
 	// failed search): recall degrades instead of failing.
 	Problems []string
+	// Dense names the sentence embedder the prompt was compared with ("":
+	// lexical recall only).
+	Dense string
 }
 
 // Defaults of New.
@@ -111,6 +134,7 @@ const (
 	DefaultFTSLimit     = 15
 	DefaultFTSWindow    = 600
 	DefaultMaxTerms     = 10
+	DefaultDenseLimit   = 15
 	// MaxQueryBytes: only the start of a longer prompt is used (a pasted
 	// log or file says what it is about early on, and a hook must not spend
 	// its deadline on a megabyte of text).
@@ -120,7 +144,8 @@ const (
 // New returns a Recaller with default settings.
 func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
-		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms}
+		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
+		DenseLimit: DefaultDenseLimit}
 }
 
 // Recall gathers and ranks the candidates for q.
@@ -134,6 +159,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	if len(terms) == 0 {
 		return res
 	}
+	dense := r.embedDense(ctx, text)
 	for _, t := range terms {
 		res.Terms = append(res.Terms, t.word)
 	}
@@ -251,12 +277,18 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 			res.Problems = append(res.Problems, err.Error())
 		}
 	}
+	if d := dense(); d.err != nil {
+		res.Problems = append(res.Problems, d.err.Error())
+	} else if d.vec != nil {
+		res.Dense = d.name
+		r.addDense(ctx, q, d.name, d.vec, qvec, views, scopes, cov, byID, &cands, &res)
+	}
 	res.Candidates = len(cands)
 
 	// The gate first: only what passes is ranked.
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
-		if Relevant(*c, r.MinRelevance) && (c.Kind != KindBelief || c.Confidence > 0.4) {
+		if Relevant(*c, r.Weights, r.MinRelevance) && (c.Kind != KindBelief || c.Confidence > 0.4) {
 			c.detach() // the files are closed on return
 			kept = append(kept, *c)
 		}
@@ -270,6 +302,105 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		}
 	}
 	return res
+}
+
+// denseVec is the prompt's dense vector, or why there is none.
+type denseVec struct {
+	name string
+	vec  []float32
+	err  error
+}
+
+// embedDense starts embedding the prompt with the dense embedder; the
+// function it returns waits for the vector (nil without an embedder, or
+// when the context ends first).
+func (r *Recaller) embedDense(ctx context.Context, text string) func() denseVec {
+	if r.Dense == nil {
+		return func() denseVec { return denseVec{} }
+	}
+	ch := make(chan denseVec, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- denseVec{err: fmt.Errorf("dense embedding panicked: %v", p)}
+			}
+		}()
+		v, err := r.Dense.EmbedQuery(ctx, text)
+		if err != nil {
+			err = fmt.Errorf("dense embedding: %w", err)
+		}
+		ch <- denseVec{name: r.Dense.Name(), vec: v, err: err}
+	}()
+	return func() denseVec {
+		select {
+		case d := <-ch:
+			return d
+		case <-ctx.Done():
+			return denseVec{err: fmt.Errorf("dense embedding: %w", ctx.Err())}
+		}
+	}
+}
+
+// addDense is the dense side: every candidate already found gets its
+// cosine with the prompt's vector; the file items and the index's episodes
+// nearest to it join the candidates.
+func (r *Recaller) addDense(ctx context.Context, q Query, name string, qv, qlocal []float32, views []*View, scopes []string,
+	cov *Coverer, byID map[string]*Candidate, cands *[]*Candidate, res *Result) {
+	for _, c := range *cands {
+		if c.HasDense() {
+			c.Dense, c.HasDenseCos = c.DenseCos(qv), true
+		}
+	}
+	add := func(it Item, cos float32, neighbor bool) {
+		if q.Exclude[it.ID] {
+			return
+		}
+		c := byID[it.ID]
+		if c == nil {
+			c = &Candidate{Item: it}
+			byID[it.ID] = c
+			*cands = append(*cands, c)
+			c.Coverage = cov.weigh(cov.mask(it.Text, it.Detail))
+			if it.Kind == KindBelief {
+				c.Coverage = max(c.Coverage, statementCoverage(it, cov.terms))
+			}
+			c.Cos = c.Item.Cos(qlocal)
+		}
+		c.Dense, c.HasDenseCos = cos, true
+		c.Neighbor = c.Neighbor || neighbor
+	}
+	floor := float32(r.Weights.DenseFloor)
+	for vi, v := range views {
+		if v.Dense != name || v.DenseDim() != len(qv) {
+			continue
+		}
+		for i := 0; i < v.Len(); i++ {
+			cos := v.DenseCos(i, qv)
+			if cos < floor {
+				continue
+			}
+			it, err := v.Item(i)
+			if err != nil {
+				res.Problems = append(res.Problems, err.Error())
+				continue
+			}
+			if q.ProjectPath != "" && it.ProjectPath != "" && it.ProjectPath != q.ProjectPath && scopes[vi] != episode.ScopeGlobal {
+				continue
+			}
+			add(it, cos, scopes[vi] == "session")
+		}
+	}
+	ds, ok := r.DB.(DenseSearcher)
+	if !ok || r.DenseLimit <= 0 {
+		return
+	}
+	hits, err := ds.DenseSearch(ctx, name, qv, floor, r.DenseLimit, q.ProjectPath)
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+	}
+	for _, h := range hits {
+		add(h.Item, h.Cos, false)
+	}
 }
 
 // searchTerms is the full-text side: the newest FTSWindow matches of each

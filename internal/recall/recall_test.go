@@ -226,7 +226,7 @@ func TestRelevanceGate(t *testing.T) {
 		{0.25, 0, true},
 		{0.1, 0.1, false},
 	} {
-		if got := Relevant(Candidate{Coverage: c.cov, Cos: c.cos}, DefaultMinRelevance); got != c.want {
+		if got := Relevant(Candidate{Coverage: c.cov, Cos: c.cos}, DefaultWeights, DefaultMinRelevance); got != c.want {
 			t.Errorf("coverage %v cosine %v: relevant=%v", c.cov, c.cos, got)
 		}
 	}

@@ -17,7 +17,11 @@ type Candidate struct {
 	// matched. Only meaningful with HasBM25.
 	BM25     float64
 	HasBM25  bool
-	Cos      float32 // vector similarity to the query
+	Cos      float32 // vector similarity to the query (the local, lexical vectors)
+	// Dense is the cosine of the item's dense vector with the prompt's,
+	// when both exist (HasDenseCos).
+	Dense       float32
+	HasDenseCos bool
 	Coverage float32 // share of the query's terms found in the item's text
 	Neighbor bool    // found by the worker's session neighbours
 	Score    float64
@@ -31,11 +35,19 @@ type Weights struct {
 	BM25, Vector, Recency, Strength, Importance float64
 	// RecencyDays is the e-folding time of recency.
 	RecencyDays float64
+	// Dense weighs the dense relevance (below) in an episode's score.
+	Dense float64
+	// DenseFloor is the cosine of dense vectors below which they say
+	// nothing (unrelated texts of the sentence embedder still score up to
+	// about this), and DenseFull the cosine at which they alone make a
+	// memory fully relevant; in between, relevance grows linearly.
+	DenseFloor, DenseFull float64
 }
 
 // DefaultWeights favour what matches the prompt, then what is fresh,
 // strong and important.
-var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30}
+var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
+	Dense: 0.40, DenseFloor: 0.25, DenseFull: 0.65}
 
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
@@ -63,12 +75,12 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 		strength := RetrievalStrength(c.LastAccess, float64(c.Stability), now)
 		if c.Kind == KindBelief {
 			// The belief design's blend: confidence-weighted similarity first.
-			c.Score = 0.5*float64(c.Confidence)*math.Max(cos, bm) + 0.3*strength*relevance(*c) + 0.2*bm
+			c.Score = 0.5*float64(c.Confidence)*math.Max(math.Max(cos, bm), denseRelevance(*c, w)) + 0.3*strength*relevance(*c, w) + 0.2*bm
 			continue
 		}
 		age := now.Sub(c.At).Hours() / 24
 		recency := math.Exp(-math.Max(0, age) / w.RecencyDays)
-		c.Score = w.BM25*bm + w.Vector*cos + relevance(*c)*(w.Recency*recency+w.Strength*strength+w.Importance*float64(c.Importance))
+		c.Score = w.BM25*bm + w.Vector*cos + w.Dense*denseRelevance(*c, w) + relevance(*c, w)*(w.Recency*recency+w.Strength*strength+w.Importance*float64(c.Importance))
 		if c.Neighbor {
 			c.Score += 0.05
 		}
@@ -82,14 +94,25 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 }
 
 // relevance is how much a candidate has to do with the query at all, in
-// [0, 1]: its term coverage, which its vector similarity can raise up to
-// twice the coverage. A candidate that shares no term with the query has
-// none: the local vectors are lexical, and a cosine without shared terms is
-// hashing noise or a few shared letters ("haiku about falling leaves"
-// against a note on feature flags scores 0.2). Freshness, strength and
-// importance only add to a candidate that is relevant: an important memory
-// about something else stays out.
-func relevance(c Candidate) float64 {
+// [0, 1]: the larger of its lexical and its dense relevance.
+//
+// Lexical: its term coverage, which its local vector similarity can raise
+// up to twice the coverage. A candidate that shares no term with the query
+// has none: the local vectors are lexical, and a cosine without shared
+// terms is hashing noise or a few shared letters ("haiku about falling
+// leaves" against a note on feature flags scores 0.2).
+//
+// Dense: how far the sentence embedder's cosine is between DenseFloor
+// (nothing) and DenseFull (fully relevant). It finds what shares no word
+// with the prompt.
+//
+// Freshness, strength and importance only add to a candidate that is
+// relevant: an important memory about something else stays out.
+func relevance(c Candidate, w Weights) float64 {
+	return math.Max(lexicalRelevance(c), denseRelevance(c, w))
+}
+
+func lexicalRelevance(c Candidate) float64 {
 	cov := float64(c.Coverage)
 	if cov <= 0 {
 		return 0
@@ -97,9 +120,16 @@ func relevance(c Candidate) float64 {
 	return math.Max(cov, math.Min(float64(c.Cos), 2*cov))
 }
 
+func denseRelevance(c Candidate, w Weights) float64 {
+	if !c.HasDenseCos || w.DenseFull <= w.DenseFloor {
+		return 0
+	}
+	return math.Max(0, math.Min(1, (float64(c.Dense)-w.DenseFloor)/(w.DenseFull-w.DenseFloor)))
+}
+
 // Relevant is the gate a candidate must pass to be injected.
-func Relevant(c Candidate, minRelevance float64) bool {
-	return relevance(c) >= minRelevance
+func Relevant(c Candidate, w Weights, minRelevance float64) bool {
+	return relevance(c, w) >= minRelevance
 }
 
 // Terms splits text into the search terms recall uses, as typed (lower
