@@ -103,6 +103,10 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures; ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed) in %d ms\n",
 			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures, st.Ingest.Captures, st.Ingest.Episodes,
 			st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed, st.Millis)
+		if r := st.Reembed; r.Episodes+r.Beliefs > 0 {
+			fmt.Fprintf(e.stdout, "vectors: %d episodes and %d beliefs re-embedded by %s, %d episodes left\n",
+				r.Episodes, r.Beliefs, comp.Embedder.Name(), r.Left)
+		}
 		fmt.Fprintln(e.stdout, beliefLine(st.Beliefs))
 		p := st.Promotion
 		fmt.Fprintf(e.stdout, "MEMORY.md: %d promoted, %d demoted, %d removed, %d graduated, %d compressed, %d files written\n",

@@ -50,6 +50,21 @@ type Config struct {
 	EmbedModel     string        `split_words:"true"`
 	EmbedBaseURL   string        `split_words:"true"`
 
+	// SentenceEmbedder turns on the local sentence embedder (all-MiniLM-L6-v2)
+	// when its model is installed under ModelDir: the worker embeds
+	// memories with it and the prompt hook embeds prompts, so that memories
+	// are found by meaning. A remote embedder (EmbedModel) takes precedence
+	// in the worker.
+	SentenceEmbedder bool `split_words:"true" default:"true"`
+	// EmbedModelDir is a directory in the Hugging Face layout
+	// (tokenizer.json, config.json, model.safetensors or
+	// model.fp16.safetensors) that the worker installs the model from when
+	// none is installed yet or it changed.
+	EmbedModelDir string `split_words:"true"`
+	// ReembedBudget bounds the time a cycle spends giving existing
+	// memories the sentence embedder's vectors (0: no bound).
+	ReembedBudget time.Duration `split_words:"true" default:"2m"`
+
 	// DedupSimilarity is the cosine above which a new episode is merged into
 	// an existing one of the same scope and project.
 	DedupSimilarity float64 `split_words:"true" default:"0.95"`
@@ -156,6 +171,12 @@ func (c *Config) validate() error {
 	if c.DedupSimilarity <= 0 || c.DedupSimilarity > 1 {
 		errs = append(errs, fmt.Errorf("ENGRAM_DEDUP_SIMILARITY=%v: want a number in (0, 1]", c.DedupSimilarity))
 	}
+	if c.EmbedModelDir != "" {
+		abs("ENGRAM_EMBED_MODEL_DIR", c.EmbedModelDir)
+	}
+	if c.ReembedBudget < 0 {
+		errs = append(errs, fmt.Errorf("ENGRAM_REEMBED_BUDGET=%v: must not be negative", c.ReembedBudget))
+	}
 	if c.LLMMaxCalls < 0 {
 		errs = append(errs, fmt.Errorf("ENGRAM_LLM_MAX_CALLS=%d: must not be negative", c.LLMMaxCalls))
 	}
@@ -175,6 +196,9 @@ func (c Config) DBPath() string { return filepath.Join(c.Home, "memory.db") }
 
 // SpoolDir holds captures that could not be stored by a hook.
 func (c Config) SpoolDir() string { return filepath.Join(c.Home, "spool") }
+
+// ModelDir is where the sentence embedder's runtime model is installed.
+func (c Config) ModelDir() string { return filepath.Join(c.Home, "models", "minilm") }
 
 // LogDir holds the log files.
 func (c Config) LogDir() string { return filepath.Join(c.Home, "logs") }

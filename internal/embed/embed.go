@@ -17,3 +17,14 @@ type Embedder interface {
 	Dim() int
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+// SentencePrefix starts the name of every local sentence embedder (a model
+// the worker and the prompt hook both run, see package embed/minilm): the
+// vectors of such an embedder are the ones the search index carries as
+// dense vectors, since the hook can embed a prompt with the same model.
+const SentencePrefix = "minilm-"
+
+// IsSentence reports whether name is a local sentence embedder's.
+func IsSentence(name string) bool {
+	return len(name) > len(SentencePrefix) && name[:len(SentencePrefix)] == SentencePrefix
+}

@@ -113,6 +113,7 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 		}
 		f := &recall.File{Embedder: local.Name(), CreatedAt: now, Scope: scope, ProjectPath: projectPath,
 			Docs: docs, StopDocs: stopDocs, Common: common}
+		dense := map[string]int{}
 		if scope == episode.ScopeGlobal {
 			f.Vocab = vocab
 		}
@@ -128,6 +129,10 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 			} else {
 				it.Vec = local.EmbedText(b.Statement)
 			}
+			if embed.IsSentence(b.Embedder) {
+				it.Dense = b.Embedding
+				dense[b.Embedder]++
+			}
 			f.Items = append(f.Items, it)
 			st.Beliefs++
 		}
@@ -139,9 +144,14 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 			} else {
 				it.Vec = local.EmbedText(e.Summary)
 			}
+			if embed.IsSentence(e.Embedder) {
+				it.Dense = e.Embedding
+				dense[e.Embedder]++
+			}
 			f.Items = append(f.Items, it)
 			st.Episodes++
 		}
+		f.Dense = denseName(dense)
 		if err := recall.Save(path, f); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}

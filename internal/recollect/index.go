@@ -91,7 +91,7 @@ func SyncIndex(ctx context.Context, db *store.DB, home string, opt IndexOptions,
 	if err != nil {
 		return st, err
 	}
-	w := &indexWriter{db: db, home: home, dir: dir, now: now, local: embed.NewLocal()}
+	w := &indexWriter{db: db, home: home, dir: dir, now: now, local: embed.NewLocal(), dense: map[string]int{}}
 	defer w.abandon() // the files of a sync that fails before its manifest
 	if merr != nil || m.StoreID != storeID || m.LastChange > lastEver {
 		w.next = nextName(dir, m)
@@ -303,6 +303,9 @@ type indexWriter struct {
 	dir   string
 	now   time.Time
 	local *embed.Local
+	// dense counts the sentence embedders of the items made since the last
+	// segment was written.
+	dense map[string]int
 	next  uint64
 	// written are the files of this sync not (yet) in a manifest: removed
 	// when it fails.
@@ -319,8 +322,25 @@ func (w *indexWriter) item(e store.IndexEpisode) recall.Item {
 	}
 	if e.Embedder == w.local.Name() {
 		it.Vec = e.Embedding
+	} else if embed.IsSentence(e.Embedder) {
+		it.Dense = e.Embedding
+		w.dense[e.Embedder]++
 	}
 	return it
+}
+
+// denseName is the sentence embedder of most of the items of a segment
+// about to be written (normally the only one); items of another keep no
+// dense vector there.
+func denseName(count map[string]int) string {
+	best := ""
+	for name, n := range count {
+		if n > count[best] || (n == count[best] && name < best) {
+			best = name
+		}
+	}
+	clear(count)
+	return best
 }
 
 // write saves a new segment of items (ascending seqs) and dels.
@@ -330,7 +350,8 @@ func (w *indexWriter) write(items []recall.Item, dels []int64) (*segment, error)
 	name := recall.SegmentName(w.next)
 	w.next++
 	path := filepath.Join(w.dir, name)
-	f := &recall.File{Embedder: w.local.Name(), CreatedAt: w.now, Scope: recall.SegmentScope, Items: items, Dels: dels}
+	f := &recall.File{Embedder: w.local.Name(), Dense: denseName(w.dense), CreatedAt: w.now, Scope: recall.SegmentScope,
+		Items: items, Dels: dels}
 	if err := recall.Save(path, f); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}

@@ -63,6 +63,7 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 			hits = hits[:Neighbours]
 		}
 		f := &recall.File{Embedder: local.Name(), CreatedAt: now, Scope: "session", ProjectPath: a.ProjectPath, SessionID: a.SessionID}
+		dense := map[string]int{}
 		for _, h := range hits {
 			e, err := db.GetEpisode(ctx, rows[h.idx].ID)
 			if errors.Is(err, store.ErrNotFound) {
@@ -80,8 +81,13 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 			} else {
 				it.Vec = local.EmbedText(e.Summary)
 			}
+			if embed.IsSentence(e.Embedder) {
+				it.Dense = e.Embedding
+				dense[e.Embedder]++
+			}
 			f.Items = append(f.Items, it)
 		}
+		f.Dense = denseName(dense)
 		if err := recall.Save(recall.SessionPath(home, a.SessionID), f); err != nil {
 			return n, fmt.Errorf("write neighbours of %s: %w", a.SessionID, err)
 		}

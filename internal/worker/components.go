@@ -9,6 +9,7 @@ import (
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/embed/remote"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/llm"
@@ -17,10 +18,13 @@ import (
 // NewComponents picks the extractor and embedder the configuration asks
 // for: the local ones by default; the LLM extractor (with the local one as
 // its fallback) when an endpoint or key is set; the remote embedder when
-// ENGRAM_EMBED_MODEL is set.
+// ENGRAM_EMBED_MODEL is set; else the local sentence embedder when its model
+// is installed (ENGRAM_SENTENCE_EMBEDDER, on by default); else the lexical
+// one.
 func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Components, error) {
 	local := extract.NewLocal()
-	c := Components{Extractor: local, Embedder: embed.NewLocal(), Judge: consolidate.Local{}, Concurrency: 1, Close: func() {}}
+	c := Components{Extractor: local, Embedder: embed.NewLocal(), Judge: consolidate.Local{}, Concurrency: 1, Close: func() {},
+		ReembedBudget: cfg.ReembedBudget}
 	if cfg.LLMEnabled() {
 		client := llm.New(llmConfig(cfg, cfg.LLMModel))
 		c.Extractor = extract.NewLLM(client, cfg.LLMModel)
@@ -38,6 +42,18 @@ func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Co
 			return Components{}, fmt.Errorf("embedder %s at %s: %w", cfg.EmbedModel, embedBaseURL(cfg), err)
 		}
 		c.Embedder = r
+		return c, nil
+	}
+	m, err := OpenModel(cfg)
+	if err != nil {
+		// Recall keeps working with the lexical embedder: say why, don't fail
+		// the cycle.
+		log.Warn("sentence embedder unavailable; using the lexical one", "err", err)
+		return c, nil
+	}
+	if m != nil {
+		c.Embedder = m
+		c.Close = func() { m.Close() }
 	}
 	return c, nil
 }
@@ -66,6 +82,8 @@ func Describe(cfg config.Config) (extractor, embedder string) {
 	}
 	if cfg.EmbedModel != "" {
 		embedder = "remote:" + cfg.EmbedModel + " at " + embedBaseURL(cfg)
+	} else if st := Model(cfg); st.Enabled && (st.Installed || st.Source != "") {
+		embedder = minilm.Name
 	}
 	return extractor, embedder
 }

@@ -36,6 +36,10 @@ type Components struct {
 	ForceConsolidation bool
 	// Concurrency bounds extractions in flight.
 	Concurrency int
+	// ReembedBudget bounds the re-embedding of older memories in a cycle
+	// (0: none), and ReembedProgress, when set, hears of each batch.
+	ReembedBudget   time.Duration
+	ReembedProgress func(ingest.ReembedStats)
 	// Close releases what the components hold.
 	Close func()
 }
@@ -47,6 +51,7 @@ type Stats struct {
 	SweptSessions int                  `json:"swept_sessions"`
 	SweptCaptures int                  `json:"swept_captures"`
 	Ingest        ingest.Stats         `json:"ingest"`
+	Reembed       ingest.ReembedStats  `json:"reembed"`
 	Accesses      int                  `json:"accesses"`
 	Beliefs       consolidate.Stats    `json:"beliefs"`
 	Recall        recollect.BuildStats `json:"recall"`
@@ -85,6 +90,13 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	st.Ingest, err = p.Run(ctx)
 	if err != nil {
 		return st, fmt.Errorf("ingest: %w", err)
+	}
+	if embed.IsSentence(comp.Embedder.Name()) {
+		// Memories made before the sentence embedder arrived get its vectors,
+		// newest first, within a budget per cycle.
+		if st.Reembed, err = ingest.Reembed(ctx, db, comp.Embedder, comp.ReembedBudget, comp.ReembedProgress); err != nil {
+			return st, fmt.Errorf("re-embed: %w", err)
+		}
 	}
 	if st.Accesses, err = recollect.FoldAccessLog(ctx, db, cfg.Home); err != nil {
 		return st, fmt.Errorf("fold access log: %w", err)

@@ -1,0 +1,98 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// ReembedStats says what Reembed did.
+type ReembedStats struct {
+	Episodes int `json:"episodes"`
+	Beliefs  int `json:"beliefs"`
+	// Left is how many episodes still have another embedder's vector (or
+	// none) when the step ended; 0 when it is done.
+	Left int `json:"left"`
+}
+
+// ReembedBatch is how many memories one embedding call and one commit take.
+const ReembedBatch = 64
+
+// Reembed gives existing memories the vectors of emb: the beliefs, then the
+// episodes newest first, a batch per transaction, until none is left or the
+// budget (0: none) is spent. Each batch commits on its own, so a worker
+// killed midway keeps what it finished and the next cycle goes on from
+// there. progress, when set, is called after each batch.
+func Reembed(ctx context.Context, db *store.DB, emb embed.Embedder, budget time.Duration, progress func(ReembedStats)) (ReembedStats, error) {
+	var st ReembedStats
+	start := time.Now()
+	name := emb.Name()
+	spent := func() bool { return budget > 0 && time.Since(start) >= budget }
+	for !spent() {
+		bs, err := db.BeliefsToEmbed(ctx, name, ReembedBatch)
+		if err != nil || len(bs) == 0 {
+			if err != nil {
+				return st, err
+			}
+			break
+		}
+		texts := make([]string, len(bs))
+		for i, b := range bs {
+			texts[i] = b.Statement
+		}
+		vs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return st, fmt.Errorf("embed beliefs: %w", err)
+		}
+		out := make([]store.Vector, len(bs))
+		for i, b := range bs {
+			out[i] = store.Vector{ID: b.ID, Vector: vs[i]}
+		}
+		if err := db.SetBeliefVectors(ctx, name, out); err != nil {
+			return st, err
+		}
+		st.Beliefs += len(bs)
+	}
+	for !spent() {
+		eps, err := db.EpisodesToEmbed(ctx, name, ReembedBatch)
+		if err != nil {
+			return st, err
+		}
+		if len(eps) == 0 {
+			break
+		}
+		texts := make([]string, len(eps))
+		for i, e := range eps {
+			texts[i] = EmbedText(extract.Draft{Summary: e.Summary, Entities: e.Entities, Context: e.Context})
+		}
+		vs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return st, fmt.Errorf("embed episodes: %w", err)
+		}
+		out := make([]store.Vector, len(eps))
+		for i, e := range eps {
+			out[i] = store.Vector{ID: e.ID, Vector: vs[i]}
+		}
+		if err := db.SetEpisodeVectors(ctx, name, out); err != nil {
+			return st, err
+		}
+		st.Episodes += len(eps)
+		if progress != nil {
+			progress(st)
+		}
+	}
+	counts, _, err := db.EmbedderCounts(ctx)
+	if err != nil {
+		return st, err
+	}
+	for n, c := range counts {
+		if n != name {
+			st.Left += c
+		}
+	}
+	return st, nil
+}

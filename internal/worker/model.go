@@ -1,0 +1,105 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/embed/minilm"
+)
+
+// The sentence embedder's model: installed once into cfg.ModelDir() (a
+// runtime file converted from the published weights), then opened by the
+// worker and mapped by every prompt hook.
+
+// ModelState says whether the sentence embedder can run, and why not.
+type ModelState struct {
+	Installed bool   `json:"installed"`
+	Enabled   bool   `json:"enabled"`
+	Dir       string `json:"dir"`
+	// Source is the directory it is installed from (ENGRAM_EMBED_MODEL_DIR),
+	// when set.
+	Source  string    `json:"source,omitempty"`
+	Updated time.Time `json:"updated,omitzero"`
+	// Problem says why an installed or configured model is not usable.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Model reports the sentence embedder's state without opening it.
+func Model(cfg config.Config) ModelState {
+	st := ModelState{Dir: cfg.ModelDir(), Enabled: cfg.SentenceEmbedder, Source: cfg.EmbedModelDir}
+	fi, err := os.Stat(filepath.Join(cfg.ModelDir(), minilm.RuntimeFile))
+	switch {
+	case err == nil:
+		st.Installed, st.Updated = true, fi.ModTime()
+	case !errors.Is(err, fs.ErrNotExist):
+		st.Problem = err.Error()
+	}
+	return st
+}
+
+// InstallModel converts a model directory in the Hugging Face layout into
+// cfg.ModelDir(). With pinned, the files must be the published ones
+// (minilm.Verify); a directory of the user's own is checked for its
+// structure only. The runtime file is replaced atomically: a prompt hook
+// that has the old one mapped keeps reading it.
+func InstallModel(cfg config.Config, src string, pinned bool) error {
+	if pinned {
+		if err := minilm.Verify(src); err != nil {
+			return err
+		}
+	}
+	if err := minilm.Convert(src, cfg.ModelDir()); err != nil {
+		return err
+	}
+	m, err := minilm.Open(cfg.ModelDir())
+	if err != nil {
+		return fmt.Errorf("installed model does not open: %w", err)
+	}
+	defer m.Close()
+	return m.Check()
+}
+
+// OpenModel opens the sentence embedder when it is enabled, installing it
+// first from ENGRAM_EMBED_MODEL_DIR when that is set and the installed
+// model is missing or older than the source's weights. It returns nil and
+// no error when there is no model to use.
+func OpenModel(cfg config.Config) (*minilm.Model, error) {
+	if !cfg.SentenceEmbedder {
+		return nil, nil
+	}
+	if cfg.EmbedModelDir != "" && sourceNewer(cfg) {
+		if err := InstallModel(cfg, cfg.EmbedModelDir, false); err != nil {
+			return nil, fmt.Errorf("install the sentence embedder from ENGRAM_EMBED_MODEL_DIR=%s: %w", cfg.EmbedModelDir, err)
+		}
+	}
+	m, err := minilm.Open(cfg.ModelDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sentence embedder in %s: %w", cfg.ModelDir(), err)
+	}
+	return m, nil
+}
+
+// sourceNewer reports whether ENGRAM_EMBED_MODEL_DIR's files changed after
+// the installed runtime file was written (or there is none).
+func sourceNewer(cfg config.Config) bool {
+	fi, err := os.Stat(filepath.Join(cfg.ModelDir(), minilm.RuntimeFile))
+	if err != nil {
+		return true
+	}
+	newer := false
+	entries, _ := os.ReadDir(cfg.EmbedModelDir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.ModTime().After(fi.ModTime()) {
+			newer = true
+		}
+	}
+	return newer
+}
