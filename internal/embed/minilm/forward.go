@@ -1,0 +1,210 @@
+package minilm
+
+import (
+	"math"
+	"sync"
+)
+
+// work is the memory of one forward pass, pooled per Model.
+type work struct {
+	ids  []int32
+	word []byte
+	x    []float32 // T × H, the hidden state
+	qkv  []float32 // T × 3H
+	ctx  []float32 // T × H, attention output before its projection
+	tmp  []float32 // T × H
+	up   []float32 // T × I
+	prob []float32 // heads × T × T attention weights
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// parallelMin is the number of multiply-adds below which a matrix product
+// stays on one goroutine: waking another costs a few microseconds.
+const parallelMin = 1 << 19
+
+// forward runs the encoder over wk.ids and writes the pooled, normalised
+// vector into v.
+func (m *Model) forward(wk *work, v []float32, threads int) {
+	T, H, I, heads := len(wk.ids), Dim, int(m.h.Inter), int(m.h.Heads)
+	wk.x = grow(wk.x, T*H)
+	wk.qkv = grow(wk.qkv, T*3*H)
+	wk.ctx = grow(wk.ctx, T*H)
+	wk.tmp = grow(wk.tmp, T*H)
+	wk.up = grow(wk.up, T*I)
+	wk.prob = grow(wk.prob, heads*T*T)
+	w, l, eps := m.w, &m.lay, m.h.Eps
+	at := func(off uint64, n int) []float32 { return w[off : off+uint64(n) : off+uint64(n)] }
+
+	for t, id := range wk.ids {
+		we := at(l.word+uint64(id)*uint64(H), H)
+		pe := at(l.pos+uint64(t)*uint64(H), H)
+		row := wk.x[t*H : (t+1)*H]
+		for i := range row {
+			row[i] = we[i] + pe[i]
+		}
+	}
+	layerNorm(wk.x, nil, T, H, at(l.embLNg, H), at(l.embLNb, H), eps)
+	for _, ll := range l.layers {
+		linear(wk.qkv, wk.x, T, H, 3*H, at(ll.qkvW, 3*H*H), at(ll.qkvB, 3*H), threads)
+		attention(wk.ctx, wk.qkv, wk.prob, T, H, heads, threads)
+		linear(wk.tmp, wk.ctx, T, H, H, at(ll.outW, H*H), at(ll.outB, H), threads)
+		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln1g, H), at(ll.ln1b, H), eps)
+		linear(wk.up, wk.x, T, H, I, at(ll.upW, I*H), at(ll.upB, I), threads)
+		gelu(wk.up)
+		linear(wk.tmp, wk.up, T, I, H, at(ll.downW, H*I), at(ll.downB, H), threads)
+		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln2g, H), at(ll.ln2b, H), eps)
+	}
+
+	// Mean over every token ([CLS] and [SEP] too, as sentence-transformers
+	// does with its attention mask), then L2.
+	var sum [Dim]float64
+	for t := range T {
+		for i, x := range wk.x[t*H : (t+1)*H] {
+			sum[i] += float64(x)
+		}
+	}
+	var norm float64
+	for _, s := range sum {
+		norm += s * s
+	}
+	inv := 0.0
+	if norm > 0 {
+		inv = 1 / math.Sqrt(norm)
+	}
+	for i := range v {
+		v[i] = float32(sum[i] * inv)
+	}
+}
+
+// linear sets dst (T × N) to x (T × K) times the packed weights w plus b,
+// splitting the weight panels across up to threads goroutines.
+func linear(dst, x []float32, T, K, N int, w, b []float32, threads int) {
+	panels := N / panel
+	parts := min(threads, panels, max(1, T*K*N/parallelMin))
+	if parts <= 1 {
+		matmul(dst, x, T, K, N, w, b, 0, panels)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < parts; i++ {
+		wg.Go(func() { matmul(dst, x, T, K, N, w, b, i*panels/parts, (i+1)*panels/parts) })
+	}
+	matmul(dst, x, T, K, N, w, b, 0, panels/parts)
+	wg.Wait()
+}
+
+// attention is multi-head self-attention over one unpadded sequence (so
+// there is nothing to mask): for each head, softmax(Q·Kᵀ)·V, the query
+// already scaled by 1/sqrt(head size) at conversion.
+func attention(ctx, qkv, prob []float32, T, H, heads, threads int) {
+	parts := min(threads, heads, max(1, 2*T*T*H/parallelMin))
+	if parts <= 1 {
+		attendHeads(ctx, qkv, prob, T, H, heads, 0, heads)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < parts; i++ {
+		wg.Go(func() { attendHeads(ctx, qkv, prob, T, H, heads, i*heads/parts, (i+1)*heads/parts) })
+	}
+	attendHeads(ctx, qkv, prob, T, H, heads, 0, heads/parts)
+	wg.Wait()
+}
+
+func attendHeads(ctx, qkv, prob []float32, T, H, heads, h0, h1 int) {
+	dh := H / heads
+	stride := 3 * H
+	for h := h0; h < h1; h++ {
+		p := prob[h*T*T : (h+1)*T*T]
+		for i := range T {
+			q := qkv[i*stride+h*dh : i*stride+h*dh+dh]
+			row := p[i*T : (i+1)*T]
+			mx := float32(math.Inf(-1))
+			for j := range T {
+				k := qkv[j*stride+H+h*dh : j*stride+H+h*dh+dh]
+				s := dot(q, k)
+				row[j] = s
+				mx = max(mx, s)
+			}
+			var sum float32
+			for j, s := range row {
+				e := float32(math.Exp(float64(s - mx)))
+				row[j] = e
+				sum += e
+			}
+			out := ctx[i*H+h*dh : i*H+h*dh+dh]
+			clear(out)
+			inv := 1 / sum
+			for j, e := range row {
+				axpy(out, qkv[j*stride+2*H+h*dh:j*stride+2*H+h*dh+dh], e*inv)
+			}
+		}
+	}
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpy(dst, x []float32, a float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += a * x[i]
+	}
+}
+
+// layerNorm sets each row of x (T × H) to LayerNorm(x + add) with gain g
+// and bias b; add may be nil.
+func layerNorm(x, add []float32, T, H int, g, b []float32, eps float32) {
+	g, b = g[:H], b[:H]
+	for t := range T {
+		row := x[t*H : (t+1)*H]
+		if add != nil {
+			for i, a := range add[t*H : (t+1)*H] {
+				row[i] += a
+			}
+		}
+		var mean float64
+		for _, v := range row {
+			mean += float64(v)
+		}
+		mean /= float64(H)
+		var variance float64
+		for _, v := range row {
+			d := float64(v) - mean
+			variance += d * d
+		}
+		variance /= float64(H)
+		inv := float32(1 / math.Sqrt(variance+float64(eps)))
+		m := float32(mean)
+		for i, v := range row {
+			row[i] = (v-m)*inv*g[i] + b[i]
+		}
+	}
+}
+
+// gelu is the exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)).
+func gelu(x []float32) {
+	for i, v := range x {
+		x[i] = 0.5 * v * (1 + erf32(v*math.Sqrt2/2))
+	}
+}
+
+func erf32(x float32) float32 { return float32(math.Erf(float64(x))) }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package minilm
+
+func mapFile(path string) ([]byte, func([]byte) error, error) { return readFile(path) }
