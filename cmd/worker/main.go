@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"sweep":     {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
 	"status":    {"show counts, the last run and the settings in use", cmdStatus},
 	"version":   {"print the version", cmdVersion},
+	"model":     {"install the sentence embedder's model (model install DIR) or show its state (model status)", cmdModel},
 	"mcp":       {"serve engram's memory tools to Claude Code over stdio (MCP; setup registers it)", cmdMCP},
 }
 

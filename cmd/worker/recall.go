@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/recall"
@@ -53,6 +54,10 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	search, done := recollect.Searcher(ctx, s.cfg.Home, s.db)
 	defer done()
 	r := recall.New(s.cfg.Home, search)
+	if m := minilm.OpenInstalled(s.cfg.ModelDir(), s.cfg.SentenceEmbedder); m != nil {
+		defer m.Close()
+		r.Dense = m
+	}
 	r.FTSLimit = max(40, *limit*4)
 	now := time.Now()
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/consolidate"
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/spool"
@@ -33,24 +34,35 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 
 // statusReport is what `status --json` prints.
 type statusReport struct {
-	Home          string          `json:"home"`
-	Database      string          `json:"database"`
-	DatabaseBytes int64           `json:"database_bytes"`
-	Captures      map[string]int  `json:"captures"`
-	Pending       int             `json:"pending_captures"`
-	Episodes      int             `json:"episodes"`
-	Beliefs       map[string]int  `json:"beliefs"`
-	Consolidation consolidation   `json:"consolidation"`
-	SpoolFiles    int             `json:"spool_files"`
-	LastRun       *runReport      `json:"last_run"`
-	Extractor     string          `json:"extractor"`
-	Embedder      string          `json:"embedder"`
-	LastRunStats  json.RawMessage `json:"last_run_stats,omitempty"`
+	Home          string         `json:"home"`
+	Database      string         `json:"database"`
+	DatabaseBytes int64          `json:"database_bytes"`
+	Captures      map[string]int `json:"captures"`
+	Pending       int            `json:"pending_captures"`
+	Episodes      int            `json:"episodes"`
+	Beliefs       map[string]int `json:"beliefs"`
+	Consolidation consolidation  `json:"consolidation"`
+	SpoolFiles    int            `json:"spool_files"`
+	LastRun       *runReport     `json:"last_run"`
+	Extractor     string         `json:"extractor"`
+	Embedder      string         `json:"embedder"`
+	// Model is the sentence embedder's state, and Vectors how many
+	// episodes and beliefs have vectors of which embedder ("" for none):
+	// the progress of re-embedding after the model arrived.
+	Model        worker.ModelState `json:"model"`
+	Vectors      vectorCounts      `json:"vectors"`
+	LastRunStats json.RawMessage   `json:"last_run_stats,omitempty"`
 	// MemoryFiles are the MEMORY.md files engram writes, measured against
 	// the client's limit.
 	MemoryFiles []promote.FileReport `json:"memory_files"`
 	// SearchIndex is the prompt hook's search index.
 	SearchIndex searchIndex `json:"search_index"`
+}
+
+// vectorCounts counts memories by the embedder of their vectors.
+type vectorCounts struct {
+	Episodes map[string]int `json:"episodes"`
+	Beliefs  map[string]int `json:"beliefs"`
 }
 
 // searchIndex is where the prompt hook's search index stands.
@@ -151,6 +163,10 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		r.LastRunStats = run.Stats
 	}
 	r.Extractor, r.Embedder = worker.Describe(s.cfg)
+	r.Model = worker.Model(s.cfg)
+	if r.Vectors.Episodes, r.Vectors.Beliefs, err = s.db.EmbedderCounts(ctx); err != nil {
+		return err
+	}
 	if r.MemoryFiles, err = promote.Inspect(ctx, promote.LocationsFrom(s.cfg), s.db); err != nil {
 		return err
 	}
@@ -196,6 +212,16 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "last run:   %s\n", last)
 	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
+	fmt.Fprintln(e.stdout, modelLine(r.Model))
+	if r.Model.Installed && r.Model.Enabled && r.Embedder == minilm.Name && r.Episodes > 0 {
+		done := r.Vectors.Episodes[minilm.Name]
+		if done < r.Episodes {
+			fmt.Fprintf(e.stdout, "vectors:    %d of %d episodes embedded by %s (%.0f%%); the worker cycles embed the rest, newest first\n",
+				done, r.Episodes, minilm.Name, 100*float64(done)/float64(r.Episodes))
+		} else {
+			fmt.Fprintf(e.stdout, "vectors:    all %d episodes embedded by %s\n", r.Episodes, minilm.Name)
+		}
+	}
 	for i, m := range r.MemoryFiles {
 		label := "memory:    "
 		if i > 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/gitroot"
@@ -234,6 +235,10 @@ func (s *Server) recall(ctx context.Context, in RecallInput) (string, error) {
 	search, done := recollect.Searcher(ctx, s.cfg.Home, db)
 	defer done()
 	r := recall.New(s.cfg.Home, search)
+	if m := minilm.OpenInstalled(s.cfg.ModelDir(), s.cfg.SentenceEmbedder); m != nil {
+		defer m.Close()
+		r.Dense = m
+	}
 	r.FTSLimit = max(40, limit*4)
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	for _, p := range res.Problems {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/recall"
@@ -109,6 +110,10 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	defer ix.Close()
 	r := recall.New(cfg.Home, ix)
 	r.SkipUnknown = true
+	if m := minilm.OpenInstalled(cfg.ModelDir(), cfg.SentenceEmbedder); m != nil {
+		defer m.Close()
+		r.Dense = m
+	}
 	res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
 	r.Expand(ctx, &res, recall.DefaultLimits.Memories)

@@ -15,16 +15,16 @@ type Candidate struct {
 	// BM25 is the full-text search's score, negated like FTS5's bm25 (lower
 	// is better): the summed rarity of the prompt's terms the episode
 	// matched. Only meaningful with HasBM25.
-	BM25     float64
-	HasBM25  bool
-	Cos      float32 // vector similarity to the query (the local, lexical vectors)
+	BM25    float64
+	HasBM25 bool
+	Cos     float32 // vector similarity to the query (the local, lexical vectors)
 	// Dense is the cosine of the item's dense vector with the prompt's,
 	// when both exist (HasDenseCos).
 	Dense       float32
 	HasDenseCos bool
-	Coverage float32 // share of the query's terms found in the item's text
-	Neighbor bool    // found by the worker's session neighbours
-	Score    float64
+	Coverage    float32 // share of the query's terms found in the item's text
+	Neighbor    bool    // found by the worker's session neighbours
+	Score       float64
 	// Before and After are the exchanges next to an episode in its
 	// session, set by Expand for the episodes about to become bites.
 	Before, After *Item
