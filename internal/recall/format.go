@@ -105,13 +105,22 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 	return inject.Wrap(header + "\n" + strings.Join(lines, "\n")), ids
 }
 
-// body is what a bite shows of an item: an episode's whole exchange when it
-// is short, else its summary.
+// body is what a bite shows of an item: an episode's exchange when it is
+// short (what was said, the tool calls named once, no tool output), else
+// its summary.
 func body(it Item) string {
 	if it.Detail != "" {
-		return it.Detail
+		if b := parseExchange(it.Detail).render(); b != "" {
+			return b
+		}
 	}
 	return it.Text
+}
+
+// Unanswered reports whether an item is an exchange whose question got no
+// answer (see exchange.unanswered): it is never injected.
+func Unanswered(it Item) bool {
+	return it.Kind == KindEpisode && it.Detail != "" && parseExchange(it.Detail).unanswered()
 }
 
 // Ago renders how long ago t was, coarsely.

@@ -126,6 +126,11 @@ type Result struct {
 	// Dense names the sentence embedder the prompt was compared with ("":
 	// lexical recall only).
 	Dense string
+
+	// What Expand needs of the prompt to judge neighbours.
+	cov        *Coverer
+	qdense     []float32
+	denseFloor float32
 }
 
 // Defaults of New.
@@ -211,6 +216,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	if cov.total == 0 {
 		return res // every term is a stop term: nothing can be relevant
 	}
+	res.cov = cov
 
 	qvec := r.Embedder.EmbedText(text)
 	name := r.Embedder.Name()
@@ -280,7 +286,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	if d := dense(); d.err != nil {
 		res.Problems = append(res.Problems, d.err.Error())
 	} else if d.vec != nil {
-		res.Dense = d.name
+		res.Dense, res.qdense, res.denseFloor = d.name, d.vec, float32(r.Weights.DenseFloor)
 		r.addDense(ctx, q, d.name, d.vec, qvec, views, scopes, cov, byID, &cands, &res)
 	}
 	res.Candidates = len(cands)
@@ -288,7 +294,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	// The gate first: only what passes is ranked.
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
-		if Relevant(*c, r.Weights, r.MinRelevance) && (c.Kind != KindBelief || c.Confidence > 0.4) {
+		if Relevant(*c, r.Weights, r.MinRelevance) && (c.Kind != KindBelief || c.Confidence > 0.4) && !Unanswered(c.Item) {
 			c.detach() // the files are closed on return
 			kept = append(kept, *c)
 		}
@@ -505,17 +511,38 @@ func (r *Recaller) Expand(ctx context.Context, res *Result, n int) {
 	}
 	for i := range eps {
 		x := nb[eps[i].ID]
-		if x.Before != nil {
+		if x.Before != nil && res.adds(eps[i], *x.Before, true) {
 			it := *x.Before
 			it.detach()
 			eps[i].Before = &it
 		}
-		if x.After != nil {
+		if x.After != nil && res.adds(eps[i], *x.After, false) {
 			it := *x.After
 			it.detach()
 			eps[i].After = &it
 		}
 	}
+}
+
+// adds reports whether a neighbouring exchange adds to a bite: it is not an
+// unanswered question itself, and it has to do with the prompt (a term of
+// it, or a dense cosine past the floor), or it is the question the bite
+// answers (the exchange before), or the answer to a question the bite
+// leaves open (the exchange after).
+func (res *Result) adds(bite Candidate, nb Item, before bool) bool {
+	if Unanswered(nb) {
+		return false
+	}
+	if res.cov != nil && res.cov.weigh(res.cov.mask(nb.Text, nb.Detail)) > 0 {
+		return true
+	}
+	if res.qdense != nil && nb.DenseCos(res.qdense) >= res.denseFloor {
+		return true
+	}
+	if before {
+		return nb.Detail != "" && parseExchange(nb.Detail).endsAsking()
+	}
+	return bite.Detail != "" && parseExchange(bite.Detail).leftOpen()
 }
 
 // clipQuery is the part of a prompt recall looks at: its first

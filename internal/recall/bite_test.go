@@ -1,0 +1,96 @@
+package recall
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBiteDropsToolBoilerplate(t *testing.T) {
+	ctx := strings.Join([]string{
+		"User: add a health check endpoint to the express server",
+		"Assistant used Write: src/health.ts (412 bytes)",
+		"Tool result (Write): File created successfully at: /home/u/src/app/src/health.ts",
+		"Assistant used Bash: npm test -- --runInBand",
+		"Tool result (Bash): PASS src/health.test.ts\n  ✓ responds 200 (12 ms)\nTests: 1 passed",
+		"Assistant used Bash: npm test -- --runInBand",
+		"Tool error (Bash): exit 1",
+		"Assistant: Added GET /healthz returning 200 with the build sha; the test passes.",
+	}, "\n\n")
+	got := body(Item{Kind: KindEpisode, Detail: ctx, Text: "summary"})
+	want := "User: add a health check endpoint to the express server (Assistant used Write: src/health.ts (412 bytes); " +
+		"Bash: npm test -- --runInBand) Assistant: Added GET /healthz returning 200 with the build sha; the test passes."
+	if got != want {
+		t.Errorf("bite\n got %q\nwant %q", got, want)
+	}
+	for _, noise := range []string{"File created successfully", "PASS src", "exit 1"} {
+		if strings.Contains(got, noise) {
+			t.Errorf("bite keeps tool output %q", noise)
+		}
+	}
+	// Many calls: a few are named.
+	var many []string
+	for _, f := range []string{"a.go", "b.go", "c.go", "d.go", "e.go", "f.go"} {
+		many = append(many, "Assistant used Edit: "+f)
+	}
+	got = body(Item{Kind: KindEpisode, Detail: "User: rename Foo\n\n" + strings.Join(many, "\n\n") + "\n\nAssistant: Renamed."})
+	if !strings.Contains(got, "Edit: d.go; …)") || strings.Contains(got, "e.go") {
+		t.Errorf("many calls: %q", got)
+	}
+	// A multi-line user paragraph stays whole.
+	got = body(Item{Kind: KindEpisode, Detail: "User: first line\nsecond line\n\nAssistant: ok then"})
+	if got != "User: first line second line Assistant: ok then" {
+		t.Errorf("multi-line: %q", got)
+	}
+}
+
+func TestUnanswered(t *testing.T) {
+	for _, c := range []struct {
+		ctx  string
+		want bool
+	}{
+		{"User: Which package manager should we use here?\n\nAssistant: Understood.", true},
+		{"User: How do we deploy?\n\nAssistant: Let me check the repository first…", true},
+		{"User: how do we deploy?", true},
+		{"User: What's the test command?\n\nAssistant: I'm not sure.", true},
+		// Answered, or not a question.
+		{"User: How do we deploy?\n\nAssistant: With flyctl deploy; the app is storefront-prod on Fly.io.", false},
+		{"User: Which package manager?\n\nAssistant: Sure, pnpm: the lock file is pnpm-lock.yaml and CI runs pnpm install.", false},
+		{"User: I avoid gluten.\n\nAssistant: Got it, I'll keep that in mind.", false},
+		{"User: can you run the tests?\n\nAssistant used Bash: go test ./...\n\nAssistant: Ok.", false},
+		{"a note saved by hand?", false},
+	} {
+		if got := Unanswered(Item{Kind: KindEpisode, Detail: c.ctx}); got != c.want {
+			t.Errorf("%q: unanswered=%v, want %v", c.ctx, got, c.want)
+		}
+	}
+	if Unanswered(Item{Kind: KindBelief, Detail: "User: what?"}) {
+		t.Error("a belief is never an unanswered exchange")
+	}
+}
+
+func TestNeighbourAdds(t *testing.T) {
+	res := Result{cov: NewCoverer([]string{"deploy", "fly"})}
+	answered := Candidate{Item: Item{Kind: KindEpisode, Detail: "User: deploy to fly\n\nAssistant: Deployed with flyctl; it took two minutes."}}
+	question := Candidate{Item: Item{Kind: KindEpisode, Detail: "User: how do we deploy?\n\nAssistant: Hmm."}}
+	related := Item{Kind: KindEpisode, Detail: "User: the fly app is storefront-prod\n\nAssistant: Noted, storefront-prod."}
+	unrelated := Item{Kind: KindEpisode, Detail: "User: rename the helper\n\nAssistant: Renamed it to parseDate."}
+	asking := Item{Kind: KindEpisode, Detail: "Ada: where do we host the billing app?"}
+	unanswered := Item{Kind: KindEpisode, Detail: "User: and on fly?\n\nAssistant: Understood."}
+	for _, before := range []bool{true, false} {
+		if !res.adds(answered, related, before) {
+			t.Error("a neighbour that shares a term with the prompt adds")
+		}
+		if res.adds(answered, unrelated, before) {
+			t.Error("an unrelated neighbour of an answered exchange adds nothing")
+		}
+		if res.adds(question, unanswered, before) {
+			t.Error("an unanswered neighbour is never shown")
+		}
+	}
+	if !res.adds(question, unrelated, false) || res.adds(question, unrelated, true) {
+		t.Error("the turn after a question left open may hold its answer; the turn before does not")
+	}
+	if !res.adds(answered, asking, true) || res.adds(answered, asking, false) {
+		t.Error("the question just before an exchange is what it answers; a question after it is not")
+	}
+}
