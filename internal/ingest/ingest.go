@@ -22,6 +22,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -266,7 +267,7 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 	var which []int
 	for i, r := range results {
 		if r.err == nil && !r.draft.Skip && !caps[i].Continuation {
-			texts = append(texts, EmbedText(r.draft))
+			texts = append(texts, TextFor(p.Embedder.Name(), r.draft))
 			which = append(which, i)
 		}
 	}
@@ -315,7 +316,7 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 				outs = append(outs, store.Outcome{CaptureID: c.ID, Skip: "trivial"})
 				continue
 			}
-			vs, err := p.Embedder.Embed(ctx, []string{EmbedText(r.draft)})
+			vs, err := p.Embedder.Embed(ctx, []string{TextFor(p.Embedder.Name(), r.draft)})
 			if err != nil {
 				return nil, 0, fmt.Errorf("embed: %w", err)
 			}
@@ -425,7 +426,22 @@ func ContentHash(scope, projectPath, content string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// EmbedText is the text an episode's vector is made from.
+// TextFor is the text an episode's vector is made from by the embedder
+// named: for a sentence embedder, the exchange as a memory bite shows it
+// (what was said, tool calls named once, no tool output: the model reads
+// its first 256 tokens, and boilerplate would fill them), else EmbedText.
+func TextFor(embedder string, d extract.Draft) string {
+	if !embed.IsSentence(embedder) {
+		return EmbedText(d)
+	}
+	if t := recall.BiteText(d.Context); t != "" {
+		return t
+	}
+	return d.Summary
+}
+
+// EmbedText is the text an episode's vector is made from by the lexical
+// and remote embedders.
 func EmbedText(d extract.Draft) string {
 	var b strings.Builder
 	b.WriteString(d.Summary)

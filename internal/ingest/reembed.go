@@ -67,7 +67,7 @@ func Reembed(ctx context.Context, db *store.DB, emb embed.Embedder, budget time.
 		}
 		texts := make([]string, len(eps))
 		for i, e := range eps {
-			texts[i] = EmbedText(extract.Draft{Summary: e.Summary, Entities: e.Entities, Context: e.Context})
+			texts[i] = TextFor(name, extract.Draft{Summary: e.Summary, Entities: e.Entities, Context: e.Context})
 		}
 		vs, err := emb.Embed(ctx, texts)
 		if err != nil {

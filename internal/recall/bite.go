@@ -72,6 +72,10 @@ func parseExchange(s string) exchange {
 	return ex
 }
 
+// BiteText is a rendered turn as a bite shows it: what was said, the tool
+// calls named once, no tool output ("" for an empty turn).
+func BiteText(context string) string { return parseExchange(context).render() }
+
 // isParaStart: a line that starts a paragraph of a rendered turn.
 func isParaStart(line string) bool {
 	for _, p := range []string{"User:", "Assistant:", "Assistant used ", "Tool result", "Tool error"} {
