@@ -73,28 +73,26 @@ func Convert(srcDir, dstDir string) error {
 		slotBytes = binary.LittleEndian.AppendUint32(slotBytes, s)
 	}
 
-	w, err := buildWeights(h, cfg, st)
-	if err != nil {
-		return err
-	}
-	wbytes := make([]byte, 4*len(w))
-	for i, x := range w {
-		binary.LittleEndian.PutUint32(wbytes[4*i:], math.Float32bits(x))
-	}
-
 	h.VocabOff = alignUp(headerSize)
 	h.VocabLen = uint64(len(blob))
 	h.OffsOff = alignUp(h.VocabOff + h.VocabLen)
 	h.SlotsOff = alignUp(h.OffsOff + uint64(len(offs)))
 	h.WeightsOff = alignUp(h.SlotsOff + uint64(len(slotBytes)))
-	h.FileSize = h.WeightsOff + uint64(len(wbytes))
+	h.FileSize = h.WeightsOff + 4*h.layout().total
 	out := make([]byte, h.FileSize)
 	copy(out[h.VocabOff:], blob)
 	copy(out[h.OffsOff:], offs)
 	copy(out[h.SlotsOff:], slotBytes)
-	copy(out[h.WeightsOff:], wbytes)
+	// The weights are built in place: the file is little-endian float32,
+	// as is every machine Open accepts.
+	if !littleEndian() {
+		return errors.New("minilm: big-endian machines are not supported")
+	}
+	if err := buildWeights(f32s(out[h.WeightsOff:], int(h.layout().total)), h, cfg, st); err != nil {
+		return err
+	}
 	h.VocabCRC = crc32.ChecksumIEEE(out[h.VocabOff:h.WeightsOff])
-	h.WeightsCRC = crc32.ChecksumIEEE(wbytes)
+	h.WeightsCRC = crc32.ChecksumIEEE(out[h.WeightsOff:])
 	copy(out, h.encode())
 	return writeAtomic(dstDir, RuntimeFile, out)
 }
@@ -283,11 +281,35 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// tensors maps a tensor name (without any "bert." prefix) to its values.
-type tensors map[string]struct {
+// tensor is one float tensor of a safetensors file, still encoded.
+type tensor struct {
+	dtype string
 	shape []int
-	data  []float32
+	raw   []byte
 }
+
+// floats decodes the tensor.
+func (t tensor) floats() []float32 {
+	size := 2
+	if t.dtype == "F32" {
+		size = 4
+	}
+	v := make([]float32, len(t.raw)/size)
+	for i := range v {
+		switch t.dtype {
+		case "F32":
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.raw[4*i:]))
+		case "F16":
+			v[i] = f16(binary.LittleEndian.Uint16(t.raw[2*i:]))
+		case "BF16":
+			v[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(t.raw[2*i:])) << 16)
+		}
+	}
+	return v
+}
+
+// tensors maps a tensor name (without any "bert." prefix) to its tensor.
+type tensors map[string]tensor
 
 func readSafetensors(path string) (tensors, error) {
 	b, err := os.ReadFile(path)
@@ -334,22 +356,7 @@ func readSafetensors(path string) (tensors, error) {
 			info.Offsets[1]-info.Offsets[0] != count*size {
 			return nil, fmt.Errorf("minilm: %s: tensor %s: offsets %v do not fit", path, name, info.Offsets)
 		}
-		raw := data[info.Offsets[0]:info.Offsets[1]]
-		v := make([]float32, count)
-		for i := range v {
-			switch info.Dtype {
-			case "F32":
-				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-			case "F16":
-				v[i] = f16(binary.LittleEndian.Uint16(raw[2*i:]))
-			case "BF16":
-				v[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-			}
-		}
-		ts[strings.TrimPrefix(name, "bert.")] = struct {
-			shape []int
-			data  []float32
-		}{info.Shape, v}
+		ts[strings.TrimPrefix(name, "bert.")] = tensor{info.Dtype, info.Shape, data[info.Offsets[0]:info.Offsets[1]]}
 	}
 	return ts, nil
 }
@@ -376,9 +383,8 @@ func f16(h uint16) float32 {
 }
 
 // buildWeights lays the tensors out as layout() says.
-func buildWeights(h *header, cfg *bertConfig, ts tensors) ([]float32, error) {
+func buildWeights(w []float32, h *header, cfg *bertConfig, ts tensors) error {
 	l := h.layout()
-	w := make([]float32, l.total)
 	H, I := int(h.Hidden), int(h.Inter)
 	get := func(name string, shape ...int) ([]float32, error) {
 		t, ok := ts[name]
@@ -388,7 +394,7 @@ func buildWeights(h *header, cfg *bertConfig, ts tensors) ([]float32, error) {
 		if fmt.Sprint(t.shape) != fmt.Sprint(shape) {
 			return nil, fmt.Errorf("minilm: tensor %s has shape %v, want %v", name, t.shape, shape)
 		}
-		return t.data, nil
+		return t.floats(), nil
 	}
 	var errs []error
 	put := func(off uint64, name string, shape ...int) []float32 {
@@ -406,9 +412,10 @@ func buildWeights(h *header, cfg *bertConfig, ts tensors) ([]float32, error) {
 	if t, ok := ts["embeddings.token_type_embeddings.weight"]; !ok || len(t.shape) != 2 || t.shape[1] != H {
 		errs = append(errs, errors.New("minilm: safetensors has no token type embeddings of width hidden_size"))
 	} else if pos != nil {
+		tt := t.floats()
 		for p := range cfg.MaxPositionEmbeddings {
 			for i := range H {
-				pos[p*H+i] += t.data[i]
+				pos[p*H+i] += tt[i]
 			}
 		}
 	}
@@ -461,14 +468,14 @@ func buildWeights(h *header, cfg *bertConfig, ts tensors) ([]float32, error) {
 		put(ll.ln2b, p+"output.LayerNorm.bias", H)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return errors.Join(errs...)
 	}
 	for _, x := range w {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, errors.New("minilm: the weights contain NaN or Inf")
+			return errors.New("minilm: the weights contain NaN or Inf")
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // pack lays out a PyTorch linear weight (out × in, row-major) as panels of

@@ -44,6 +44,7 @@ func testModel(tb testing.TB) *Model {
 		if converted.err == nil {
 			converted.err = Convert(src, converted.dir)
 		}
+		runtime.GC() // the conversion's garbage, out of benchmarks' way
 	})
 	if converted.err != nil {
 		tb.Fatal(converted.err)

@@ -1,0 +1,92 @@
+package minilm
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// textOf returns a text of exactly n tokens, [CLS] and [SEP] included.
+func textOf(tb testing.TB, m *Model, n int) string {
+	tb.Helper()
+	words := strings.Fields("which restaurants in rome would you suggest for a dinner with friends " +
+		"who avoid gluten and prefer quiet places near the station with outdoor tables in summer")
+	var b strings.Builder
+	for i := 0; len(m.Tokens(b.String(), 1000)) < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[i%len(words)])
+	}
+	if got := len(m.Tokens(b.String(), 1000)); got != n {
+		tb.Fatalf("text of %d tokens, want %d", got, n)
+	}
+	return b.String()
+}
+
+// BenchmarkQuery is the prompt hook's case: one text, all of GOMAXPROCS
+// (run with -cpu 1,2).
+func BenchmarkQuery(b *testing.B) {
+	m := testModel(b)
+	for _, n := range []int{20, 64} {
+		text := textOf(b, m, n)
+		v := make([]float32, Dim)
+		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				m.EmbedInto(v, text, 0)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkWorker is the worker's case: batches of texts of about 60
+// tokens; texts/s is the throughput on GOMAXPROCS cores (divide by -cpu
+// for a figure per core).
+func BenchmarkWorker(b *testing.B) {
+	m := testModel(b)
+	r := rand.New(rand.NewPCG(1, 2))
+	texts := make([]string, 32)
+	for i := range texts {
+		texts[i] = textOf(b, m, 50+r.IntN(20))
+	}
+	b.ResetTimer()
+	cpu := processCPU()
+	n := 0
+	for b.Loop() {
+		if _, err := m.Embed(context.Background(), texts); err != nil {
+			b.Fatal(err)
+		}
+		n += len(texts)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "texts/s")
+	b.ReportMetric(float64(n)/(float64(processCPU()-cpu)/1e9), "texts/cpu-s")
+}
+
+// BenchmarkMatmul is the feed-forward product of a 20-token prompt, 20×384
+// by 384×1536, on one goroutine; MMAC/s is millions of multiply-adds per
+// second.
+func BenchmarkMatmul(b *testing.B) {
+	for _, tc := range []struct{ T, K, N int }{{20, 384, 1536}, {64, 1536, 384}} {
+		x, w, bias, dst := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N), make([]float32, tc.T*tc.N)
+		b.Run(fmt.Sprintf("%dx%dx%d", tc.T, tc.K, tc.N), func(b *testing.B) {
+			for b.Loop() {
+				matmul(dst, x, tc.T, tc.K, tc.N, w, bias, 0, tc.N/panel)
+			}
+			b.ReportMetric(float64(tc.T*tc.K*tc.N)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MMAC/s")
+		})
+	}
+}
+
+func randMat(n int) []float32 {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return v
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package minilm
+
+import (
+	"testing"
+	"time"
+)
+
+func reportCPU(b *testing.B, f func()) {
+	for b.Loop() {
+		f()
+	}
+}
+
+func processCPU() time.Duration { return 0 }

@@ -1,0 +1,108 @@
+//go:build goexperiment.simd && amd64
+
+package minilm
+
+import (
+	"math"
+	"simd/archsimd"
+	"unsafe"
+)
+
+func init() {
+	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
+		matmul, gelu, kernel = matmulAVX2, geluAVX2, "avx2-fma"
+	}
+}
+
+// matmulAVX2 computes the same as matmulGo with AVX2 fused multiply-adds:
+// blocks of 4 tokens × one whole panel (16 columns, two 8-wide vectors),
+// eight vector accumulators; each step loads the panel's 16 weights for
+// one input once and broadcasts one input value per token.
+func matmulAVX2(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
+	for p := p0; p < p1; p++ {
+		wp := w[p*K*panel : (p+1)*K*panel]
+		col := p * panel
+		bl := archsimd.LoadFloat32x8((*[8]float32)(b[col : col+8]))
+		bh := archsimd.LoadFloat32x8((*[8]float32)(b[col+8 : col+16]))
+		t := 0
+		for ; t+4 <= T; t += 4 {
+			x0 := x[t*K : t*K+K]
+			x1 := x[(t+1)*K : (t+1)*K+K][:len(x0)]
+			x2 := x[(t+2)*K : (t+2)*K+K][:len(x0)]
+			x3 := x[(t+3)*K : (t+3)*K+K][:len(x0)]
+			a0l, a0h, a1l, a1h := bl, bh, bl, bh
+			a2l, a2h, a3l, a3h := bl, bh, bl, bh
+			wk := unsafe.Pointer(unsafe.SliceData(wp))
+			for k := range x0 {
+				wl := archsimd.LoadFloat32x8((*[8]float32)(wk))
+				wh := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(wk, 32)))
+				wk = unsafe.Add(wk, 4*panel)
+				v := archsimd.BroadcastFloat32x8(x0[k])
+				a0l = v.MulAdd(wl, a0l)
+				a0h = v.MulAdd(wh, a0h)
+				v = archsimd.BroadcastFloat32x8(x1[k])
+				a1l = v.MulAdd(wl, a1l)
+				a1h = v.MulAdd(wh, a1h)
+				v = archsimd.BroadcastFloat32x8(x2[k])
+				a2l = v.MulAdd(wl, a2l)
+				a2h = v.MulAdd(wh, a2h)
+				v = archsimd.BroadcastFloat32x8(x3[k])
+				a3l = v.MulAdd(wl, a3l)
+				a3h = v.MulAdd(wh, a3h)
+			}
+			store16(dst[t*N+col:], a0l, a0h)
+			store16(dst[(t+1)*N+col:], a1l, a1h)
+			store16(dst[(t+2)*N+col:], a2l, a2h)
+			store16(dst[(t+3)*N+col:], a3l, a3h)
+		}
+		for ; t < T; t++ {
+			al, ah := bl, bh
+			wk := unsafe.Pointer(unsafe.SliceData(wp))
+			for _, xv := range x[t*K : t*K+K] {
+				wl := archsimd.LoadFloat32x8((*[8]float32)(wk))
+				wh := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(wk, 32)))
+				wk = unsafe.Add(wk, 4*panel)
+				v := archsimd.BroadcastFloat32x8(xv)
+				al = v.MulAdd(wl, al)
+				ah = v.MulAdd(wh, ah)
+			}
+			store16(dst[t*N+col:], al, ah)
+		}
+	}
+}
+
+func store16(d []float32, lo, hi archsimd.Float32x8) {
+	d = d[:16]
+	lo.Store((*[8]float32)(d[:8]))
+	hi.Store((*[8]float32)(d[8:]))
+}
+
+// geluAVX2 is geluGo eight at a time, with erf32's rational approximation
+// evaluated by fused multiply-adds.
+func geluAVX2(x []float32) {
+	bc := archsimd.BroadcastFloat32x8
+	lo, hi := bc(-4), bc(4)
+	half, one, scale := bc(0.5), bc(1), bc(math.Sqrt2/2)
+	p0, p1, p2, p3 := bc(-2.72614225801306e-10), bc(2.77068142495902e-08), bc(-2.10102402082508e-06), bc(-5.69250639462346e-05)
+	p4, p5, p6 := bc(-7.34990630326855e-04), bc(-2.95459980854025e-03), bc(-1.60960333262415e-02)
+	q0, q1, q2, q3, q4 := bc(-1.45660718464996e-05), bc(-2.13374055278905e-04), bc(-1.68282697438203e-03), bc(-7.37332916720468e-03), bc(-1.42647390514189e-02)
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		v := archsimd.LoadFloat32x8((*[8]float32)(x[i : i+8]))
+		z := v.Mul(scale).Max(lo).Min(hi)
+		z2 := z.Mul(z)
+		p := z2.MulAdd(p0, p1)
+		p = z2.MulAdd(p, p2)
+		p = z2.MulAdd(p, p3)
+		p = z2.MulAdd(p, p4)
+		p = z2.MulAdd(p, p5)
+		p = z2.MulAdd(p, p6)
+		q := z2.MulAdd(q0, q1)
+		q = z2.MulAdd(q, q2)
+		q = z2.MulAdd(q, q3)
+		q = z2.MulAdd(q, q4)
+		erf := z.Mul(p).Div(q)
+		v.Mul(half).Mul(erf.Add(one)).Store((*[8]float32)(x[i : i+8]))
+	}
+	geluGo(x[i:])
+}

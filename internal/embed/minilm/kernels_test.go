@@ -1,0 +1,48 @@
+package minilm
+
+import (
+	"math"
+	"testing"
+)
+
+func TestErf32(t *testing.T) {
+	var worst float64
+	for x := -6.0; x <= 6; x += 1e-4 {
+		d := math.Abs(float64(erf32(float32(x))) - math.Erf(x))
+		worst = max(worst, d)
+	}
+	if worst > 1e-6 {
+		t.Errorf("erf32: max error %g against math.Erf, want ≤ 1e-6", worst)
+	}
+	t.Logf("erf32: max error %g", worst)
+}
+
+// TestKernels checks the kernels in use (SIMD ones when built with
+// GOEXPERIMENT=simd on a CPU that has them) against the plain Go ones,
+// on shapes that exercise every remainder path.
+func TestKernels(t *testing.T) {
+	t.Logf("kernel %s", kernel)
+	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {7, 1536, 384}, {20, 384, 1536}} {
+		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
+		want, got := make([]float32, tc.T*tc.N), make([]float32, tc.T*tc.N)
+		matmulGo(want, x, tc.T, tc.K, tc.N, w, b, 0, tc.N/panel)
+		matmul(got, x, tc.T, tc.K, tc.N, w, b, 0, tc.N/panel)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("matmul %v: [%d] = %g, plain Go %g", tc, i, got[i], want[i])
+			}
+		}
+	}
+	x := randMat(1003)
+	for i := range x {
+		x[i] *= 8
+	}
+	want := append([]float32(nil), x...)
+	geluGo(want)
+	gelu(x)
+	for i := range x {
+		if d := math.Abs(float64(x[i] - want[i])); d > 1e-6 {
+			t.Fatalf("gelu [%d] = %g, plain Go %g", i, x[i], want[i])
+		}
+	}
+}

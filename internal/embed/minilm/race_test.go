@@ -1,0 +1,5 @@
+//go:build race
+
+package minilm
+
+const raceEnabled = true
