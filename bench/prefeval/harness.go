@@ -67,8 +67,9 @@ type user struct {
 	engram  string
 	env     []string
 	prefs   []pref
-	// docs are the messages of the user's store as written: the documents
-	// of the plain BM25 baseline.
+	// docs are the user's turns (the prompts of every session, fillers'
+	// and preferences', as written): the documents of the plain BM25
+	// baseline.
 	docs []string
 
 	capture captureStats
@@ -123,14 +124,14 @@ type questionResult struct {
 	bm25 bm25Ranking
 }
 
-// bm25Ranking is one question's plain BM25 ranking of its user's messages.
+// bm25Ranking is one question's plain BM25 ranking of its user's turns.
 type bm25Ranking struct {
 	docs  []string
 	order []int
 	pref  string
 }
 
-// hit reports whether the preference reaches the messages packed into
+// hit reports whether the preference reaches the turns packed into
 // budget characters.
 func (r bm25Ranking) hit(budget int) bool {
 	return benchkit.NewWordSet(benchkit.Pack(r.docs, r.order, budget)).Hit(r.pref)
@@ -342,7 +343,9 @@ func (us *user) session(ctx context.Context, msgs []Message, at time.Time) error
 		}
 		t := at.Add(time.Duration(i) * messageStep)
 		us.capture.Messages++
-		us.docs = append(us.docs, text)
+		if m.Role != "assistant" {
+			us.docs = append(us.docs, text)
+		}
 		if m.Role == "assistant" {
 			if err := tr.Assistant(text, t); err != nil {
 				return err
@@ -425,6 +428,9 @@ func readMemoryFiles(claudeDir, engramHome, project string) (memoryFiles, error)
 			return m, err
 		}
 		lines := strings.SplitAfter(string(b), "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
 		if f.limit > 0 && len(lines) > f.limit {
 			lines = lines[:f.limit]
 		}

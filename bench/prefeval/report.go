@@ -192,8 +192,8 @@ func newReport(opt options, d *Data) *Report {
 		"among the fillers (topic order rotated by u); every turn captured by engram-hook-stop from a real transcript file; then " +
 		"engram-worker run, run --consolidate, run; each topic's question (same item) to engram-hook-userprompt in a fresh session"
 	r.Settings.Rule = benchkit.RuleDoc + "; MEMORY.md loaded: $ENGRAM_HOME/MEMORY.md whole (CLAUDE.md import), the project's auto-memory MEMORY.md first 200 lines"
-	r.Settings.BM25 = fmt.Sprintf("plain Okapi BM25 (Porter stemmed, k1=%.1f, b=%.2f) over every message of the user's store (filler messages of both roles, "+
-		"the preference prompts and replies), the question as the query, messages packed in rank order until the next does not fit: into engram's "+
+	r.Settings.BM25 = fmt.Sprintf("plain Okapi BM25 (Porter stemmed, k1=%.1f, b=%.2f) over the user's turns (the user's messages of "+
+		"the fillers and the preference prompts; the replies are not the user's), the question as the query, turns packed in rank order until the next does not fit: into engram's "+
 		"mean injected size over the run, and into %d tokens", benchkit.BM25K1, benchkit.BM25B, fixedBudgetTokens)
 	r.Settings.Precision = "a bite (a [Memory …] or [Belief …] line of the injected context) is the asked-about preference when the hit rule holds for the " +
 		"bite alone; else another preference of the same user when it holds for one of those; else filler; precision = preference bites / bites"
