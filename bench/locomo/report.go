@@ -160,13 +160,15 @@ type Report struct {
 	Generated string `json:"generated"`
 	Data      string `json:"data"`
 	Settings  struct {
-		Mode           string `json:"mode"`
-		PromptDeadline string `json:"prompt_hook_deadline"`
-		Captions       bool   `json:"captions"`
-		SpeakerPrefix  bool   `json:"speaker_prefix"`
-		Limit          int    `json:"limit,omitempty"`
-		MaxQuestions   int    `json:"max_questions,omitempty"`
-		Diagnose       bool   `json:"diagnose"`
+		Mode string `json:"mode"`
+		// Environment lists the ENGRAM_EMBED_* variables passed to engram.
+		Environment    []string `json:"engram_environment"`
+		PromptDeadline string   `json:"prompt_hook_deadline"`
+		Captions       bool     `json:"captions"`
+		SpeakerPrefix  bool     `json:"speaker_prefix"`
+		Limit          int      `json:"limit,omitempty"`
+		MaxQuestions   int      `json:"max_questions,omitempty"`
+		Diagnose       bool     `json:"diagnose"`
 		// Reused: the questions were asked of the stores an earlier run
 		// captured and kept (-reuse), not of a new capture.
 		Reused bool   `json:"reused_stores,omitempty"`
@@ -212,8 +214,12 @@ type Report struct {
 func newReport(opt options) *Report {
 	r := &Report{Generated: time.Now().UTC().Format(time.RFC3339), Data: opt.Data, cats: map[int]*Stats{},
 		Overall: &Stats{Name: "overall"}, Cat14: &Stats{Name: "categories 1-4"}}
-	r.Settings.Mode = "offline (no ENGRAM_LLM_* nor OPENAI_API_KEY: local extractor and embedder)"
+	r.Settings.Mode = "offline (no ENGRAM_LLM_* nor OPENAI_API_KEY: local extractor; the embedder as ENGRAM_EMBED_* say)"
 	r.Settings.PromptDeadline = opt.PromptDeadline
+	r.Settings.Environment = benchkit.Passed()
+	if r.Settings.Environment == nil {
+		r.Settings.Environment = []string{}
+	}
 	if r.Settings.PromptDeadline == "" {
 		r.Settings.PromptDeadline = "engram default"
 	}
@@ -300,8 +306,12 @@ func (r *Report) writeJSON(path string) error {
 
 // print writes the tables.
 func (r *Report) print(w io.Writer) {
-	fmt.Fprintf(w, "LoCoMo retrieval through engram's hooks (%s), %d conversations, %d questions, %.0f s\n",
-		r.Settings.Mode, len(r.Conversations), r.Overall.Questions, r.Seconds)
+	env := "none"
+	if len(r.Settings.Environment) > 0 {
+		env = strings.Join(r.Settings.Environment, " ")
+	}
+	fmt.Fprintf(w, "LoCoMo retrieval through engram's hooks (%s; ENGRAM_EMBED_* passed: %s), %d conversations, %d questions, %.0f s\n",
+		r.Settings.Mode, env, len(r.Conversations), r.Overall.Questions, r.Seconds)
 	fmt.Fprintf(w, "capture: %d sessions, %d dialog turns, %d Stop runs (wall mean %.0f ms, p95 %.0f ms, %d contract violations), "+
 		"%d spooled, %d episodes (%d merged, %d skipped, %d failed)\n",
 		r.Capture.Sessions, r.Capture.Turns, r.Capture.StopRuns, r.Capture.StopMs.Mean, r.Capture.StopMs.P95,
