@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/engram-memory/engram/bench/internal/benchkit"
 	"github.com/engram-memory/engram/internal/recall"
 )
 
@@ -69,9 +70,9 @@ type turnDiag struct {
 // export reads the store through `engram-worker export`.
 func (c *conversation) export(ctx context.Context) error {
 	path := filepath.Join(c.home, "export.jsonl")
-	r := runProc(ctx, c.env, c.project, nil, c.bins.worker, "export", "--out", path)
-	if r.err != nil {
-		return fmt.Errorf("engram-worker export: %v: %s", r.err, r.stderr)
+	r := benchkit.Run(ctx, c.env, c.project, nil, c.bins.Worker, "export", "--out", path)
+	if r.Err != nil {
+		return fmt.Errorf("engram-worker export: %v: %s", r.Err, r.Stderr)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -196,8 +197,8 @@ func (c *conversation) classifyMisses(ctx context.Context, res *questionResult, 
 // limit, ten results) and returns the ranks of the episodes it lists.
 func (c *conversation) rank(ctx context.Context, question string) map[string]int {
 	out := map[string]int{}
-	r := runProc(ctx, c.env, c.project, nil, c.bins.worker, "recall", "--json", "--limit", "10", "--project", c.project, "--", question)
-	if r.err != nil {
+	r := benchkit.Run(ctx, c.env, c.project, nil, c.bins.Worker, "recall", "--json", "--limit", "10", "--project", c.project, "--", question)
+	if r.Err != nil {
 		return out
 	}
 	var v struct {
@@ -206,7 +207,7 @@ func (c *conversation) rank(ctx context.Context, question string) map[string]int
 			ID   string `json:"id"`
 		} `json:"results"`
 	}
-	if json.Unmarshal(r.stdout, &v) != nil {
+	if json.Unmarshal(r.Stdout, &v) != nil {
 		return out
 	}
 	n := 0

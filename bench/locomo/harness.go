@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engram-memory/engram/bench/internal/benchkit"
 )
 
 // options configure one run of the harness.
@@ -49,99 +47,10 @@ type options struct {
 	Examples   io.Writer // -show-misses output; nil for Log
 }
 
-// bins are the three programs under test.
-type bins struct{ stop, prompt, worker string }
-
-// buildBinaries builds the hooks and the worker into dir. Packages are named
-// by import path, so this works from any directory inside the module.
-func buildBinaries(ctx context.Context, dir string) (bins, error) {
-	b := bins{
-		stop:   filepath.Join(dir, "engram-hook-stop"),
-		prompt: filepath.Join(dir, "engram-hook-userprompt"),
-		worker: filepath.Join(dir, "engram-worker"),
-	}
-	for out, pkg := range map[string]string{b.stop: "hook-stop", b.prompt: "hook-userprompt", b.worker: "worker"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/engram-memory/engram/cmd/"+pkg)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return b, fmt.Errorf("go build ./cmd/%s: %v\n%s", pkg, err, msg)
-		}
-	}
-	return b, nil
-}
-
-// moduleRoot is the directory of the main module's go.mod ("" when unknown).
-func moduleRoot() string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return ""
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return ""
-	}
-	return filepath.Dir(gomod)
-}
-
-// newUUID returns a random version 4 UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
-
-// sanitize is Claude Code's folder name for a directory under projects/.
-func sanitize(dir string) string { return nonAlnum.ReplaceAllString(dir, "-") }
-
-// childEnv is the environment of every engram process of one conversation:
-// the harness's own, minus anything that configures engram or an LLM
-// (offline mode), plus a HOME of its own.
-func childEnv(home, promptDeadline string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "ENGRAM_") || k == "OPENAI_API_KEY" || k == "HOME" || k == "CLAUDE_CONFIG_DIR" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "ENGRAM_HOME="+filepath.Join(home, ".claude-memory"),
-		"CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"))
-	if promptDeadline != "" {
-		env = append(env, "ENGRAM_PROMPT_HOOK_DEADLINE="+promptDeadline)
-	}
-	return env
-}
-
-// procResult is the outcome of running one process.
-type procResult struct {
-	stdout, stderr []byte
-	wall           time.Duration
-	err            error
-}
-
-func runProc(ctx context.Context, env []string, dir string, stdin []byte, bin string, args ...string) procResult {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env, cmd.Dir = env, dir
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	return procResult{stdout: out.Bytes(), stderr: errb.Bytes(), wall: time.Since(start), err: err}
-}
-
 // conversation is the state of one sample's run.
 type conversation struct {
 	opt     options
-	bins    bins
+	bins    benchkit.Bins
 	sample  Sample
 	home    string // HOME
 	project string // the session's cwd, a git repository
@@ -154,6 +63,11 @@ type conversation struct {
 	// photo marks turns that share a photo (LoCoMo gives a caption): what
 	// they say may be in the picture, which a transcript does not carry.
 	photo map[string]bool
+	// docs are the conversation's turns as written (speaker prefix
+	// included), the documents of the plain BM25 baseline; bm25 indexes
+	// them.
+	docs []string
+	bm25 *benchkit.BM25
 
 	capture  captureStats
 	episodes []exportedEpisode
@@ -194,6 +108,10 @@ type questionResult struct {
 	Repaired int      `json:"evidence_repaired,omitempty"`
 	Strict   []string `json:"reached_strict"`
 	Lenient  []string `json:"reached_lenient"`
+	// Content lists the evidence turns that reached the context by the
+	// content-word rule (benchkit.RuleDoc): >= 60% of their distinct
+	// content words are in it.
+	Content []string `json:"reached_content60"`
 	// Episode lists the evidence turns whose episode (the capture of the
 	// turn's exchange) was injected, as a bite or shown next to one,
 	// whatever the bite held (-diagnose).
@@ -209,6 +127,7 @@ type questionResult struct {
 	Misses       map[string]string `json:"misses,omitempty"` // dia_id -> miss class (with -diagnose)
 
 	injected  string // the additionalContext, for -show-misses only
+	bm25      bm25Ranking
 	sessionID string // the question's session (its injected ids are recorded under it)
 }
 
@@ -246,25 +165,21 @@ func run(ctx context.Context, opt options) (*Report, error) {
 		work = abs
 	}
 	if opt.Keep != "" {
-		abs, err := filepath.Abs(opt.Keep)
+		abs, err := benchkit.OutsideRepo("-keep", opt.Keep)
 		if err != nil {
 			return nil, err
-		}
-		if root := moduleRoot(); root != "" && (abs == root || strings.HasPrefix(abs, root+string(filepath.Separator))) {
-			return nil, fmt.Errorf("-keep %s is inside the repository (%s): the kept transcripts hold the data set's text, "+
-				"which must not be copied into the repository; choose a directory outside it", opt.Keep, root)
 		}
 		work = abs
 	}
 	logf("building engram-hook-stop, engram-hook-userprompt and engram-worker ...")
-	b, err := buildBinaries(ctx, filepath.Join(tmp, "bin"))
+	b, err := benchkit.Build(ctx, filepath.Join(tmp, "bin"))
 	if err != nil {
 		return nil, err
 	}
 	rep := newReport(opt)
 	start := time.Now()
 	for _, s := range samples {
-		c := &conversation{opt: opt, bins: b, sample: s, home: filepath.Join(work, sanitize(s.ID))}
+		c := &conversation{opt: opt, bins: b, sample: s, home: filepath.Join(work, benchkit.Sanitize(s.ID))}
 		if err := c.run(ctx, logf); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.ID, err)
 		}
@@ -299,13 +214,13 @@ func (c *conversation) run(ctx context.Context, logf func(string, ...any)) error
 	}
 	// The project: a git repository (a .git directory is what engram's
 	// git-root lookup needs).
-	c.project = filepath.Join(c.home, "src", sanitize(c.sample.ID))
+	c.project = filepath.Join(c.home, "src", benchkit.Sanitize(c.sample.ID))
 	if err := os.MkdirAll(filepath.Join(c.project, ".git"), 0o755); err != nil {
 		return err
 	}
 	c.claude = filepath.Join(c.home, ".claude")
 	c.engram = filepath.Join(c.home, ".claude-memory")
-	c.env = childEnv(c.home, c.opt.PromptDeadline)
+	c.env = benchkit.ChildEnv(c.home, c.opt.PromptDeadline)
 	c.turnText = map[string]string{}
 	c.photo = map[string]bool{}
 
@@ -328,8 +243,8 @@ func (c *conversation) run(ctx context.Context, logf func(string, ...any)) error
 	} else {
 		// The installer's first cycle: it creates the store, so that the
 		// Stop hook stores its captures instead of spooling them.
-		if r := runProc(ctx, c.env, c.project, nil, c.bins.worker, "run", "--quiet"); r.err != nil {
-			return fmt.Errorf("engram-worker run (first cycle): %v: %s", r.err, r.stderr)
+		if r := benchkit.Run(ctx, c.env, c.project, nil, c.bins.Worker, "run", "--quiet"); r.Err != nil {
+			return fmt.Errorf("engram-worker run (first cycle): %v: %s", r.Err, r.Stderr)
 		}
 		if err := c.writeSessions(ctx); err != nil {
 			return err
@@ -337,12 +252,12 @@ func (c *conversation) run(ctx context.Context, logf func(string, ...any)) error
 	}
 	spooled, _ := filepath.Glob(filepath.Join(c.engram, "spool", "*.json"))
 	c.capture.SpoolFiles = len(spooled)
-	r := runProc(ctx, c.env, c.project, nil, c.bins.worker, "run")
-	if r.err != nil {
-		return fmt.Errorf("engram-worker run: %v: %s", r.err, r.stderr)
+	r := benchkit.Run(ctx, c.env, c.project, nil, c.bins.Worker, "run")
+	if r.Err != nil {
+		return fmt.Errorf("engram-worker run: %v: %s", r.Err, r.Stderr)
 	}
-	c.capture.WorkerMs = ms(r.wall)
-	c.capture.WorkerSummary = strings.TrimSpace(string(r.stdout))
+	c.capture.WorkerMs = ms(r.Wall)
+	c.capture.WorkerSummary = strings.TrimSpace(string(r.Stdout))
 	parseWorkerSummary(c.capture.WorkerSummary, &c.capture)
 	if c.opt.Diagnose {
 		if err := c.export(ctx); err != nil {
@@ -378,75 +293,12 @@ func parseWorkerSummary(s string, st *captureStats) {
 	st.Ingest.Captures, st.Ingest.Episodes, st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed = n(1), n(2), n(3), n(4), n(5)
 }
 
-// transcript appends Claude Code transcript lines to one session's file.
-type transcript struct {
-	path, sessionID, cwd string
-	parent               string
-	msgs                 int
-}
-
-func (t *transcript) append(line map[string]any) error {
-	line["parentUuid"] = nil
-	if t.parent != "" {
-		line["parentUuid"] = t.parent
-	}
-	id := newUUID()
-	line["uuid"] = id
-	line["isSidechain"] = false
-	line["userType"] = "external"
-	line["entrypoint"] = "cli"
-	line["cwd"] = t.cwd
-	line["sessionId"] = t.sessionID
-	line["version"] = "2.1.330"
-	line["gitBranch"] = "main"
-	b, err := json.Marshal(line)
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(t.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	t.parent = id
-	return err
-}
-
-func (t *transcript) user(text string, at time.Time) error {
-	return t.append(map[string]any{
-		"type": "user", "promptId": newUUID(), "message": map[string]any{"role": "user", "content": text},
-		"timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"), "permissionMode": "default",
-	})
-}
-
-func (t *transcript) assistant(text string, at time.Time) error {
-	t.msgs++
-	return t.append(map[string]any{
-		"type": "assistant",
-		"message": map[string]any{
-			"id": fmt.Sprintf("msg_%024d", t.msgs), "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-			"content":     []any{map[string]any{"type": "text", "text": text}},
-			"stop_reason": "end_turn", "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
-		},
-		"requestId": "req_" + strings.ReplaceAll(newUUID(), "-", ""),
-		"timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"),
-	})
-}
-
 // turnStep separates the timestamps of consecutive turns of a session.
 const turnStep = 30 * time.Second
 
 // writeSessions writes each LoCoMo session as one Claude Code session, turn by
 // turn, and runs the Stop hook after each turn.
 func (c *conversation) writeSessions(ctx context.Context) error {
-	dir := filepath.Join(c.claude, "projects", sanitize(c.project))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	var lastDate time.Time
 	for _, ses := range c.sample.Sessions {
 		if len(ses.Turns) == 0 {
@@ -463,8 +315,10 @@ func (c *conversation) writeSessions(ctx context.Context) error {
 			}
 		}
 		lastDate = base
-		sid := newUUID()
-		tr := &transcript{path: filepath.Join(dir, sid+".jsonl"), sessionID: sid, cwd: c.project}
+		tr, err := benchkit.NewTranscript(c.claude, c.project)
+		if err != nil {
+			return err
+		}
 		// Consecutive turns pair up into one Claude Code turn: the first is
 		// the user's prompt, the second the assistant's reply. LoCoMo's
 		// speakers alternate but a session may open with either of them, so
@@ -475,7 +329,7 @@ func (c *conversation) writeSessions(ctx context.Context) error {
 			}
 			u := ses.Turns[i]
 			uText := c.record(u)
-			if err := tr.user(c.prefix(u)+uText, base.Add(time.Duration(i)*turnStep)); err != nil {
+			if err := tr.User(c.prefix(u)+uText, base.Add(time.Duration(i)*turnStep)); err != nil {
 				return err
 			}
 			reply := ""
@@ -483,20 +337,14 @@ func (c *conversation) writeSessions(ctx context.Context) error {
 				a := ses.Turns[i+1]
 				aText := c.record(a)
 				reply = c.prefix(a) + aText
-				if err := tr.assistant(reply, base.Add(time.Duration(i+1)*turnStep)); err != nil {
+				if err := tr.Assistant(reply, base.Add(time.Duration(i+1)*turnStep)); err != nil {
 					return err
 				}
 			}
-			in, _ := json.Marshal(map[string]any{
-				"session_id": sid, "transcript_path": tr.path, "cwd": c.project, "prompt_id": newUUID(),
-				"permission_mode": "default", "effort": map[string]any{"level": "medium"},
-				"hook_event_name": "Stop", "stop_hook_active": false, "last_assistant_message": reply,
-				"background_tasks": []any{}, "session_crons": []any{},
-			})
-			r := runProc(ctx, c.env, c.project, in, c.bins.stop)
+			r, ok := tr.Stop(ctx, c.env, c.bins.Stop, reply)
 			c.capture.StopRuns++
-			c.capture.StopMs = append(c.capture.StopMs, ms(r.wall))
-			if r.err != nil || len(r.stdout) != 0 || len(r.stderr) != 0 {
+			c.capture.StopMs = append(c.capture.StopMs, ms(r.Wall))
+			if !ok {
 				c.capture.StopProblems++
 			}
 		}
@@ -525,12 +373,15 @@ func (c *conversation) record(t Turn) string {
 		c.turnText[p.IDs[0]] = text
 		c.photo[p.IDs[0]] = strings.TrimSpace(t.Caption) != ""
 	}
+	if text != "" {
+		c.docs = append(c.docs, c.prefix(t)+text)
+	}
 	return text
 }
 
 // ask sends one question to the prompt hook and scores its answer.
 func (c *conversation) ask(ctx context.Context, idx int, q QA) questionResult {
-	res := questionResult{Conversation: c.sample.ID, Index: idx, Category: q.Category, Strict: []string{}, Lenient: []string{}}
+	res := questionResult{Conversation: c.sample.ID, Index: idx, Category: q.Category, Strict: []string{}, Lenient: []string{}, Content: []string{}}
 	ev := parseEvidence(q.Evidence)
 	res.Repaired = ev.Repaired
 	res.Skipped = len(ev.Skipped)
@@ -542,48 +393,33 @@ func (c *conversation) ask(ctx context.Context, idx int, q QA) questionResult {
 			res.Skipped++
 		}
 	}
-	sid := newUUID()
-	in, _ := json.Marshal(map[string]any{
-		"session_id": sid, "transcript_path": filepath.Join(c.claude, "projects", sanitize(c.project), sid+".jsonl"),
-		"cwd": c.project, "prompt_id": newUUID(), "permission_mode": "default",
-		"hook_event_name": "UserPromptSubmit", "prompt": q.Question,
-	})
-	logPath := filepath.Join(c.engram, "logs", "hook-userprompt.log")
-	logBefore := fileSize(logPath)
-	r := runProc(ctx, c.env, c.project, in, c.bins.prompt)
-	res.HookMs = ms(r.wall)
-	if logAfter := fileSize(logPath); logAfter > logBefore {
-		if b, err := readRange(logPath, logBefore, logAfter); err == nil && bytes.Contains(b, []byte("deadline of")) {
-			res.DeadlineMiss = true
-		}
-	}
-	switch {
-	case r.err != nil:
-		res.HookProblem = "exit: " + r.err.Error()
-	case len(r.stderr) != 0:
-		res.HookProblem = "stderr output"
-	}
-	if len(bytes.TrimSpace(r.stdout)) > 0 {
-		var o struct {
-			HookSpecificOutput struct {
-				HookEventName     string `json:"hookEventName"`
-				AdditionalContext string `json:"additionalContext"`
-			} `json:"hookSpecificOutput"`
-		}
-		if err := json.Unmarshal(r.stdout, &o); err != nil {
-			res.HookProblem = "stdout is not one JSON answer"
-		} else {
-			res.injected = o.HookSpecificOutput.AdditionalContext
-		}
-	}
+	a := benchkit.Ask(ctx, c.env, c.bins.Prompt, c.claude, c.engram, c.project, q.Question)
+	res.HookMs = ms(a.Wall)
+	res.DeadlineMiss = a.DeadlineMiss
+	res.HookProblem = a.Problem
+	res.injected = a.Context
+	sid := a.SessionID
 	res.Bytes = len(res.injected)
 	res.Words = len(strings.Fields(res.injected))
 	res.sessionID = sid
 	res.Bites = strings.Count(res.injected, "\n[Memory ") + strings.Count(res.injected, "\n[Belief ")
 	norm := normalize(res.injected)
+	words := benchkit.NewWordSet(res.injected)
+	// The baseline: plain BM25 over the conversation's turns, packed later
+	// (report.go) into the budgets the report compares at.
+	if c.bm25 == nil {
+		c.bm25 = benchkit.NewBM25(c.docs)
+	}
+	res.bm25 = bm25Ranking{docs: c.docs, order: c.bm25.Rank(q.Question)}
+	for _, id := range res.Evidence {
+		res.bm25.evidence = append(res.bm25.evidence, c.turnText[id])
+	}
 	for _, id := range res.Evidence {
 		if c.photo[id] {
 			res.Photo = append(res.Photo, id)
+		}
+		if words.Hit(c.turnText[id]) {
+			res.Content = append(res.Content, id)
 		}
 		strict, lenient := reaches(c.turnText[id], norm)
 		if strict {
@@ -599,23 +435,4 @@ func (c *conversation) ask(ctx context.Context, idx int, q QA) questionResult {
 	return res
 }
 
-func fileSize(p string) int64 {
-	st, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
-func readRange(p string, from, to int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, to-from)
-	_, err = f.ReadAt(b, from)
-	return b, err
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func ms(d time.Duration) float64 { return benchkit.Ms(d) }

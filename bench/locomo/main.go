@@ -31,7 +31,14 @@
 // the share of questions with any (and all) evidence reached, the share
 // with nothing injected, injected size in bytes and approximate tokens
 // (bytes/4 and words×4/3), and the hook's wall time. With -diagnose (the
-// default) each missed turn is classed by cause (diagnose.go).
+// default) each missed turn is classed by cause (diagnose.go). A second
+// table scores by the content-word rule of bench/internal/benchkit, per
+// category and for categories 1-4: engram's evidence recall and injected
+// tokens next to plain BM25 over the conversation's turns given the same
+// budget (baseline.go) and 600 tokens.
+//
+// The embedder's ENGRAM_EMBED_* variables pass through to engram; every
+// other ENGRAM_* variable is removed.
 //
 // The data's licence (CC BY-NC) forbids copying it into this repository:
 // the JSON report holds figures and ids only; -show-misses prints text to

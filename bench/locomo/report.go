@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/engram-memory/engram/bench/internal/benchkit"
 )
 
 // Target of the later tuning work (a figure to print, not a pass/fail).
@@ -21,48 +23,12 @@ const (
 )
 
 // Dist summarises a sample of values.
-type Dist struct {
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P95  float64 `json:"p95"`
-	Max  float64 `json:"max"`
-}
+type Dist = benchkit.Dist
 
-func dist(v []float64) Dist {
-	if len(v) == 0 {
-		return Dist{}
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return Dist{Mean: mean(s), P50: percentile(s, 0.50), P95: percentile(s, 0.95), Max: s[len(s)-1]}
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	t := 0.0
-	for _, x := range v {
-		t += x
-	}
-	return t / float64(len(v))
-}
-
-// percentile of sorted values, nearest rank.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
-func share(n, d int) float64 {
-	if d == 0 {
-		return 0
-	}
-	return float64(n) / float64(d)
-}
+func dist(v []float64) Dist                          { return benchkit.NewDist(v) }
+func mean(v []float64) float64                       { return benchkit.Mean(v) }
+func percentile(sorted []float64, p float64) float64 { return benchkit.Percentile(sorted, p) }
+func share(n, d int) float64                         { return benchkit.Share(n, d) }
 
 // Stats are the figures of one category, or of all questions.
 type Stats struct {
@@ -75,6 +41,16 @@ type Stats struct {
 	ReachedLenient        int     `json:"evidence_reached_lenient"`
 	RecallStrict          float64 `json:"evidence_recall_strict"`
 	RecallLenient         float64 `json:"evidence_recall_lenient"`
+	// By the content-word rule (benchkit.RuleDoc), the rule of the
+	// baseline below.
+	ReachedContent int     `json:"evidence_reached_content60"`
+	RecallContent  float64 `json:"evidence_recall_content60"`
+	// Plain BM25 over the conversation's turns (baseline.go), scored by
+	// the content-word rule: given engram's mean injected size of the same
+	// rows (BM25BudgetBytes), and given 600 tokens (2,400 characters).
+	BM25BudgetBytes int     `json:"bm25_budget_bytes"`
+	BM25Recall      float64 `json:"bm25_recall_content60_same_budget"`
+	BM25Recall600   float64 `json:"bm25_recall_content60_600_tokens"`
 	// With -diagnose: evidence turns whose episode was injected, whether or
 	// not its bite carried the turn's text. The gap to RecallLenient is
 	// what the bites' text loses; the rest is ranking.
@@ -103,6 +79,7 @@ type Stats struct {
 	Misses         map[string]int `json:"misses,omitempty"`
 
 	bytes, tokB, tokW, bites, hookMs []float64
+	rankings                         []bm25Ranking
 	anyS, anyL, allL, empty          int
 }
 
@@ -135,6 +112,8 @@ func (s *Stats) add(q questionResult) {
 	s.EvidenceTurns += len(q.Evidence)
 	s.ReachedStrict += len(q.Strict)
 	s.ReachedLenient += len(q.Lenient)
+	s.ReachedContent += len(q.Content)
+	s.rankings = append(s.rankings, q.bm25)
 	s.ReachedEpisode += len(q.Episode)
 	s.Photo += len(q.Photo)
 	for _, id := range q.Photo {
@@ -163,6 +142,8 @@ func (s *Stats) finish() {
 	s.NothingInjected = share(s.empty, s.Questions)
 	s.InjectedBytes, s.TokensBytes, s.TokensWords = dist(s.bytes), dist(s.tokB), dist(s.tokW)
 	s.Bites, s.HookMs = dist(s.bites), dist(s.hookMs)
+	s.RecallContent = share(s.ReachedContent, s.EvidenceTurns)
+	s.baseline()
 }
 
 // ConversationReport is what one conversation's capture did.
@@ -179,13 +160,15 @@ type Report struct {
 	Generated string `json:"generated"`
 	Data      string `json:"data"`
 	Settings  struct {
-		Mode           string `json:"mode"`
-		PromptDeadline string `json:"prompt_hook_deadline"`
-		Captions       bool   `json:"captions"`
-		SpeakerPrefix  bool   `json:"speaker_prefix"`
-		Limit          int    `json:"limit,omitempty"`
-		MaxQuestions   int    `json:"max_questions,omitempty"`
-		Diagnose       bool   `json:"diagnose"`
+		Mode string `json:"mode"`
+		// Environment lists the ENGRAM_EMBED_* variables passed to engram.
+		Environment    []string `json:"engram_environment"`
+		PromptDeadline string   `json:"prompt_hook_deadline"`
+		Captions       bool     `json:"captions"`
+		SpeakerPrefix  bool     `json:"speaker_prefix"`
+		Limit          int      `json:"limit,omitempty"`
+		MaxQuestions   int      `json:"max_questions,omitempty"`
+		Diagnose       bool     `json:"diagnose"`
 		// Reused: the questions were asked of the stores an earlier run
 		// captured and kept (-reuse), not of a new capture.
 		Reused bool   `json:"reused_stores,omitempty"`
@@ -215,8 +198,11 @@ type Report struct {
 		Recall          float64 `json:"evidence_recall"`
 		TokensPerPrompt int     `json:"tokens_per_prompt"`
 	} `json:"target"`
-	Categories    []*Stats             `json:"categories"`
-	Overall       *Stats               `json:"overall"`
+	Categories []*Stats `json:"categories"`
+	Overall    *Stats   `json:"overall"`
+	// Cat14 is categories 1-4 together (5, adversarial, has no evidence
+	// to reach): the issue's recall target and BM25 comparison.
+	Cat14         *Stats               `json:"categories_1_to_4"`
 	Conversations []ConversationReport `json:"conversations"`
 	Questions     []questionResult     `json:"questions"`
 	Seconds       float64              `json:"seconds"`
@@ -227,9 +213,13 @@ type Report struct {
 
 func newReport(opt options) *Report {
 	r := &Report{Generated: time.Now().UTC().Format(time.RFC3339), Data: opt.Data, cats: map[int]*Stats{},
-		Overall: &Stats{Name: "overall"}}
-	r.Settings.Mode = "offline (no ENGRAM_LLM_* nor OPENAI_API_KEY: local extractor and embedder)"
+		Overall: &Stats{Name: "overall"}, Cat14: &Stats{Name: "categories 1-4"}}
+	r.Settings.Mode = "offline (no ENGRAM_LLM_* nor OPENAI_API_KEY: local extractor; the embedder as ENGRAM_EMBED_* say)"
 	r.Settings.PromptDeadline = opt.PromptDeadline
+	r.Settings.Environment = benchkit.Passed()
+	if r.Settings.Environment == nil {
+		r.Settings.Environment = []string{}
+	}
 	if r.Settings.PromptDeadline == "" {
 		r.Settings.PromptDeadline = "engram default"
 	}
@@ -273,6 +263,9 @@ func (r *Report) add(c *conversation) {
 		}
 		st.add(q)
 		r.Overall.add(q)
+		if q.Category >= 1 && q.Category <= 4 {
+			r.Cat14.add(q)
+		}
 		r.Evidence.Repaired += q.Repaired
 		r.Evidence.Skipped += q.Skipped
 		if len(q.Evidence) == 0 {
@@ -296,6 +289,7 @@ func (r *Report) finish(took time.Duration) {
 		r.Categories = append(r.Categories, r.cats[k])
 	}
 	r.Overall.finish()
+	r.Cat14.finish()
 }
 
 // writeJSON writes the report to path, creating its directory.
@@ -312,8 +306,12 @@ func (r *Report) writeJSON(path string) error {
 
 // print writes the tables.
 func (r *Report) print(w io.Writer) {
-	fmt.Fprintf(w, "LoCoMo retrieval through engram's hooks (%s), %d conversations, %d questions, %.0f s\n",
-		r.Settings.Mode, len(r.Conversations), r.Overall.Questions, r.Seconds)
+	env := "none"
+	if len(r.Settings.Environment) > 0 {
+		env = strings.Join(r.Settings.Environment, " ")
+	}
+	fmt.Fprintf(w, "LoCoMo retrieval through engram's hooks (%s; ENGRAM_EMBED_* passed: %s), %d conversations, %d questions, %.0f s\n",
+		r.Settings.Mode, env, len(r.Conversations), r.Overall.Questions, r.Seconds)
 	fmt.Fprintf(w, "capture: %d sessions, %d dialog turns, %d Stop runs (wall mean %.0f ms, p95 %.0f ms, %d contract violations), "+
 		"%d spooled, %d episodes (%d merged, %d skipped, %d failed)\n",
 		r.Capture.Sessions, r.Capture.Turns, r.Capture.StopRuns, r.Capture.StopMs.Mean, r.Capture.StopMs.P95,
@@ -342,6 +340,8 @@ func (r *Report) print(w io.Writer) {
 			s.TokensWords.Mean, s.TokensWords.P95, s.Bites.Mean, s.HookMs.Mean, s.HookMs.P95, s.DeadlineMisses)
 	}
 	tw.Flush()
+	fmt.Fprintln(w)
+	r.printBaseline(w)
 	fmt.Fprintf(w, "\nevidence turns sharing a photo (text may be in the picture, which no transcript carries): %d, %d reached (lenient)\n",
 		r.Overall.Photo, r.Overall.PhotoReached)
 	fmt.Fprintf(w, "target (later tuning): evidence recall >= %.2f with <= %d tokens per prompt; now: recall strict %.3f, lenient %.3f; "+
@@ -379,4 +379,24 @@ func label(s *Stats) string {
 		return s.Name
 	}
 	return fmt.Sprintf("%d %s", s.Category, s.Name)
+}
+
+// printBaseline writes engram's evidence recall by the content-word rule
+// next to plain BM25's at the same budget, per category.
+func (r *Report) printBaseline(w io.Writer) {
+	fmt.Fprintf(w, "evidence recall by the content-word rule (%s), engram vs plain BM25 (Porter, k1=%.1f b=%.2f) over single turns:\n",
+		benchkit.RuleDoc, benchkit.BM25K1, benchkit.BM25B)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "category\tevidence\tengram recall\tengram tok mean\tengram tok p95\tBM25 same budget\tBM25 @600 tok\tengram - BM25\t")
+	rows := append(append([]*Stats{}, r.Categories...), r.Cat14, r.Overall)
+	for _, s := range rows {
+		if s.EvidenceTurns == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%.0f\t%.3f\t%.3f\t%+.3f\t\n", label(s), s.EvidenceTurns, s.RecallContent,
+			s.TokensBytes.Mean, s.TokensBytes.P95, s.BM25Recall, s.BM25Recall600, s.RecallContent-s.BM25Recall)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "target (issue 13): categories 1-4 recall >= 0.75 at <= 600 tokens mean, and not below BM25 at the same budget in any category; "+
+		"now %.3f at %.0f tokens\n", r.Cat14.RecallContent, r.Cat14.TokensBytes.Mean)
 }
