@@ -39,6 +39,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -73,6 +74,7 @@ type options struct {
 	globalShare                 float64 // share of global-scope episodes
 	beliefGlobalShare           float64 // share of global-scope beliefs
 	now                         time.Time
+	dense                       bool
 }
 
 // Episodes i*EpisodesPerSession… belong to session i, which works on issue
@@ -98,6 +100,8 @@ func generate(args []string) error {
 	fs.Float64Var(&o.beliefGlobalShare, "belief-global-share", 0.4, "share of beliefs with global scope")
 	nowFlag := fs.String("now", "", "RFC 3339 time the store is generated at (default: today, 00:00 UTC)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines generating records")
+	fs.BoolVar(&o.dense, "dense", false, "give records vectors under the sentence embedder's name (a fixed random projection of "+
+		"the lexical vector: the prompt hook's dense search does the same work on them as on the model's, at no embedding cost)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: storegen [flags] > store.jsonl   (also: storegen hits|report -h)")
 		fs.PrintDefaults()
@@ -169,11 +173,51 @@ type gen struct {
 	o     options
 	local *embed.Local
 	name  string
+	proj  [][]float32 // -dense: minilm.Dim rows of the local dimension
 }
 
 func newGen(o options) *gen {
 	l := embed.NewLocal()
-	return &gen{o: o, local: l, name: l.Name()}
+	g := &gen{o: o, local: l, name: l.Name()}
+	if o.dense {
+		g.name = minilm.Name
+		r := rand.New(rand.NewPCG(o.seed, 0x5e17))
+		g.proj = make([][]float32, minilm.Dim)
+		for i := range g.proj {
+			g.proj[i] = make([]float32, l.Dim())
+			for j := range g.proj[i] {
+				g.proj[i][j] = float32(r.NormFloat64())
+			}
+		}
+	}
+	return g
+}
+
+// vector is a text's vector: the local embedder's, or with -dense its
+// projection to the sentence embedder's dimension (related texts stay
+// near each other), L2-normalised.
+func (g *gen) vector(text string) []float32 {
+	v := g.local.EmbedText(text)
+	if g.proj == nil {
+		return v
+	}
+	out := make([]float32, len(g.proj))
+	var n float64
+	for i, row := range g.proj {
+		var d float32
+		for j, x := range v {
+			d += row[j] * x
+		}
+		out[i] = d
+		n += float64(d) * float64(d)
+	}
+	if n > 0 {
+		inv := float32(1 / math.Sqrt(n))
+		for i := range out {
+			out[i] *= inv
+		}
+	}
+	return out
 }
 
 type episodeRecord struct {
@@ -282,7 +326,7 @@ func (g *gen) episode(i int, r *rand.Rand, v *vocab) episode.Episode {
 			s := sha256.Sum256([]byte(g.id("ep_", i) + "\x00" + summary + "\x00" + context))
 			return s[:]
 		}()),
-		Embedding: g.local.EmbedText(summary), Embedder: g.name, Extractor: "storegen",
+		Embedding: g.vector(summary), Embedder: g.name, Extractor: "storegen",
 		Stability: 1,
 	}
 	// A session works in one project; some of its memories are global.
@@ -337,7 +381,7 @@ func (g *gen) belief(i int, r *rand.Rand, v *vocab) belief.Belief {
 		ID: g.id("bl_", i), Statement: stmt, Subject: v.tech.pick(), Predicate: v.verb.pick(),
 		Context: v.noun.pick() + " " + v.noun.pick(), Timeframe: belief.TimeCurrent,
 		Alpha: float64(1 + evidence - contra/2), Beta: float64(1 + contra),
-		Scope: episode.ScopeProject, Embedding: g.local.EmbedText(stmt), Embedder: g.name, Status: status,
+		Scope: episode.ScopeProject, Embedding: g.vector(stmt), Embedder: g.name, Status: status,
 		EvidenceCount: evidence + contra, Stability: 1, CreatedAt: created, UpdatedAt: reinforced, LastReinforcedAt: reinforced,
 	}
 	if b.Alpha < 1 {

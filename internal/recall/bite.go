@@ -189,3 +189,57 @@ func isNonAnswer(reply string) bool {
 	}
 	return false
 }
+
+// Stated reports whether an episode is one in which the user stated
+// something to keep: the extractor typed it a preference, a correction, a
+// decision or a fact, or the user's words read as a first-person statement
+// of a preference or of their situation ("I avoid gluten", "we never push
+// on Fridays", "my cat is diabetic"). The prompt hook lets such episodes in
+// by meaning alone when they stand out from the rest of the store (see
+// Weights.StatedGap): they are few, and they are what a later question
+// most often needs without sharing a word with it.
+func Stated(typ, context string) bool {
+	switch typ {
+	case "preference", "correction", "decision", "fact":
+		return true
+	}
+	ex := parseExchange(context)
+	said := strings.TrimSpace(strings.Join(ex.user, " "))
+	if said == "" && len(ex.assistant) == 0 && len(ex.tools) == 0 {
+		said = strings.TrimSpace(strings.Join(ex.plain, " "))
+	}
+	return statedWording(said)
+}
+
+// statedWording: a short first-person statement (not a question) with a
+// word of stance or situation in it.
+func statedWording(s string) bool {
+	if s == "" || len(s) > 250 || isQuestion(s) {
+		return false
+	}
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '\'' || r == '’')
+	}) {
+		words = append(words, strings.ReplaceAll(w, "’", "'"))
+	}
+	if len(words) == 0 {
+		return false
+	}
+	switch words[0] {
+	case "i", "i'm", "i've", "i'd", "i'll", "my", "we", "we're", "we've", "our", "please", "always", "never", "don't", "do":
+	default:
+		return false
+	}
+	for _, w := range words {
+		switch w {
+		case "prefer", "prefers", "preferred", "preference", "avoid", "avoids", "love", "loves", "like", "likes", "enjoy",
+			"hate", "hates", "dislike", "dislikes", "never", "always", "don't", "won't", "can't", "cannot", "refuse",
+			"am", "i'm", "have", "i've", "need", "must", "allergic", "allergy", "intolerant", "vegan", "vegetarian",
+			"favorite", "favourite", "usually", "rather", "only", "want", "wish", "care", "mind", "fan", "use", "uses",
+			"are", "we're", "is", "stick", "keep", "tend":
+			return true
+		}
+	}
+	return false
+}

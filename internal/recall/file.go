@@ -66,6 +66,12 @@ type Item struct {
 	Vec     []float32
 	q8      []int8
 	invNorm float32
+	// Stated marks an episode in which the user stated something to keep
+	// (a preference, a correction, a decision, a fact about the project,
+	// their own situation), as the extractor or its wording says: few,
+	// explicit, and what a question most often needs. Beliefs are stated
+	// by nature. (Version 5.)
+	Stated bool
 	// Dense is the sentence embedder's vector (File.Dense names it; nil
 	// when the item has none), stored like Vec as int8 with an inverse
 	// length, plus its signs as bits: a first pass over a whole index
@@ -124,6 +130,9 @@ const (
 // MaxFileSize bounds what a reader accepts.
 const MaxFileSize = 64 << 20
 
+// Record flags (version 5).
+const flagStated = 1
+
 // ErrFormat marks a file that is not a valid recollection file.
 var ErrFormat = errors.New("recall: bad recollection file")
 
@@ -148,7 +157,7 @@ var ErrFormat = errors.New("recall: bad recollection file")
 //	            numbers, delta-coded as uvarints
 //	records     per item: kind, id, text, detail, project, project path,
 //	            times, importance, confidence, evidence, access count,
-//	            stability, scope, session
+//	            stability, scope, session, flags (version 5: stated)
 //
 // So a prompt costs a mapping of the file, a binary search per term, and
 // the decoding of the few items its terms lead to.
@@ -253,6 +262,11 @@ func (f *File) Encode() []byte {
 		rw.f32(it.Stability)
 		rw.str(it.Scope)
 		rw.str(it.SessionID)
+		var flags byte
+		if it.Stated {
+			flags |= flagStated
+		}
+		records.WriteByte(flags)
 		q, inv := quantize(it.Vec)
 		if len(q) == dim {
 			binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(inv))
@@ -409,6 +423,7 @@ type View struct {
 	norms   []byte
 	vecs    []byte
 	seqs    []byte // n × int64: each item's seq (segments: ascending)
+	version int
 	// Dense names the embedder of the dense vectors ("" without), of
 	// denseDim dimensions: dnorms n × float32, dsigs n × sigWords × uint64,
 	// dvecs n × denseDim int8.
@@ -476,7 +491,7 @@ func DecodeView(data []byte) (*View, error) {
 	if ver < minVersion || ver > version {
 		return nil, fmt.Errorf("%w: version %d", ErrFormat, ver)
 	}
-	v := &View{}
+	v := &View{version: int(ver)}
 	v.Embedder = r.str()
 	v.CreatedAt = fromMS(r.varint())
 	v.Scope = r.str()
@@ -566,6 +581,9 @@ func (v *View) Item(i int) (Item, error) {
 	it.Stability = r.f32()
 	it.Scope = r.str()
 	it.SessionID = r.str()
+	if v.version >= 5 {
+		it.Stated = r.byte()&flagStated != 0
+	}
 	it.Seq = v.Seq(i)
 	if r.err != nil {
 		return Item{}, r.err

@@ -74,6 +74,10 @@ type Recaller struct {
 	Weights Weights
 	// DenseLimit bounds the candidates the dense search of the index adds.
 	DenseLimit int
+	// OpenCoverage: with the sentence embedder, memories pass by their
+	// words only when some candidate holds at least this weighted share of
+	// the prompt's terms.
+	OpenCoverage float64
 	// MinRelevance is the gate a candidate must pass: the larger of its
 	// vector similarity and its share of the prompt's terms. A candidate
 	// must also share at least one term with the prompt that is not a stop
@@ -127,10 +131,16 @@ type Result struct {
 	// lexical recall only).
 	Dense string
 
+	// Open reports whether some candidate covered OpenCoverage of the
+	// prompt's terms: only then do memories pass by their words (with the
+	// sentence embedder; without it, each passes on its own relevance).
+	Open bool
+
 	// What Expand needs of the prompt to judge neighbours.
 	cov        *Coverer
 	qdense     []float32
 	denseFloor float32
+	denseRef   float32
 }
 
 // Defaults of New.
@@ -140,6 +150,10 @@ const (
 	DefaultFTSWindow    = 600
 	DefaultMaxTerms     = 10
 	DefaultDenseLimit   = 15
+	DefaultOpenCoverage = 0.5
+	// RefRank: the reference of the dense gate is the cosine of the
+	// RefRank-th nearest episode.
+	RefRank = 6
 	// MaxQueryBytes: only the start of a longer prompt is used (a pasted
 	// log or file says what it is about early on, and a hook must not spend
 	// its deadline on a megabyte of text).
@@ -150,7 +164,7 @@ const (
 func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
 		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
-		DenseLimit: DefaultDenseLimit}
+		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage}
 }
 
 // Recall gathers and ranks the candidates for q.
@@ -291,10 +305,24 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	}
 	res.Candidates = len(cands)
 
-	// The gate first: only what passes is ranked.
+	// The gate first: only what passes is ranked. With the sentence
+	// embedder, a memory passes by meaning when it is a statement of the
+	// user's that stands out from the store (DenseGap), and by its words
+	// only when the prompt's words find something well (Open): a prompt
+	// that shares a common word or two with the store is no reason to
+	// inject anything.
+	res.Open = res.Dense == ""
+	for _, c := range cands {
+		res.Open = res.Open || float64(c.Coverage) >= r.OpenCoverage
+	}
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
-		if Relevant(*c, r.Weights, r.MinRelevance) && (c.Kind != KindBelief || c.Confidence > 0.4) && !Unanswered(c.Item) {
+		if c.Kind == KindBelief && c.Confidence <= 0.4 || Unanswered(c.Item) {
+			continue
+		}
+		c.ByMeaning = res.Dense != "" && stoodOut(*c, r.Weights)
+		byWords := lexicalRelevance(*c) >= r.MinRelevance && (res.Open || c.Kind == KindBelief)
+		if c.ByMeaning || byWords {
 			c.detach() // the files are closed on return
 			kept = append(kept, *c)
 		}
@@ -347,11 +375,28 @@ func (r *Recaller) embedDense(ctx context.Context, text string) func() denseVec 
 	}
 }
 
-// addDense is the dense side: every candidate already found gets its
-// cosine with the prompt's vector; the file items and the index's episodes
-// nearest to it join the candidates.
+// addDense is the dense side. The index's episodes nearest to the prompt
+// set the reference: the cosine of the RefRank-th nearest (unrelated texts
+// of a sentence embedder still score 0.1 to 0.5 against a prompt, and how
+// high depends on the store and the prompt, so an absolute threshold
+// cannot tell related from unrelated; standing out from the store's
+// nearest can). Every candidate already found gets its cosine; the index's
+// nearest episodes and the file items that stand out join the candidates.
 func (r *Recaller) addDense(ctx context.Context, q Query, name string, qv, qlocal []float32, views []*View, scopes []string,
 	cov *Coverer, byID map[string]*Candidate, cands *[]*Candidate, res *Result) {
+	var hits []DenseHit
+	if ds, ok := r.DB.(DenseSearcher); ok && r.DenseLimit > 0 {
+		var err error
+		hits, err = ds.DenseSearch(ctx, name, qv, -1, max(r.DenseLimit, RefRank), q.ProjectPath)
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
+		}
+	}
+	ref := float32(r.Weights.DenseFloor) // too few memories to compare with
+	if len(hits) >= RefRank {
+		ref = hits[RefRank-1].Cos
+	}
+	res.denseRef = ref
 	for _, c := range *cands {
 		if c.HasDense() {
 			c.Dense, c.HasDenseCos = c.DenseCos(qv), true
@@ -375,7 +420,9 @@ func (r *Recaller) addDense(ctx context.Context, q Query, name string, qv, qloca
 		c.Dense, c.HasDenseCos = cos, true
 		c.Neighbor = c.Neighbor || neighbor
 	}
-	floor := float32(r.Weights.DenseFloor)
+	// File items (beliefs, and the most important and recent episodes)
+	// only when they stand out: the others could not pass the gate.
+	floor := ref + float32(r.Weights.StatedGap)
 	for vi, v := range views {
 		if v.Dense != name || v.DenseDim() != len(qv) {
 			continue
@@ -396,16 +443,16 @@ func (r *Recaller) addDense(ctx context.Context, q Query, name string, qv, qloca
 			add(it, cos, scopes[vi] == "session")
 		}
 	}
-	ds, ok := r.DB.(DenseSearcher)
-	if !ok || r.DenseLimit <= 0 {
-		return
-	}
-	hits, err := ds.DenseSearch(ctx, name, qv, floor, r.DenseLimit, q.ProjectPath)
-	if err != nil {
-		res.Problems = append(res.Problems, err.Error())
-	}
-	for _, h := range hits {
+	for i, h := range hits {
+		if i == r.DenseLimit {
+			break
+		}
 		add(h.Item, h.Cos, false)
+	}
+	for _, c := range *cands {
+		if c.HasDenseCos {
+			c.DenseGap = c.Dense - ref
+		}
 	}
 }
 
@@ -690,5 +737,6 @@ func EpisodeItem(e episode.Episode) Item {
 	}
 	return Item{Kind: KindEpisode, ID: e.ID, Text: e.Summary, Detail: detail, Project: e.Project, ProjectPath: e.ProjectPath,
 		At: e.OccurredAt, Importance: float32(e.Importance), AccessCount: int32(e.AccessCount),
-		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability), Scope: e.Scope, SessionID: e.SessionID}
+		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability), Scope: e.Scope, SessionID: e.SessionID,
+		Stated: Stated(e.Type, e.Context)}
 }

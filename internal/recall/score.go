@@ -19,12 +19,16 @@ type Candidate struct {
 	HasBM25 bool
 	Cos     float32 // vector similarity to the query (the local, lexical vectors)
 	// Dense is the cosine of the item's dense vector with the prompt's,
-	// when both exist (HasDenseCos).
+	// when both exist (HasDenseCos), and DenseGap how far it is above the
+	// reference (the RefRank-th nearest episode's).
 	Dense       float32
+	DenseGap    float32
 	HasDenseCos bool
-	Coverage    float32 // share of the query's terms found in the item's text
-	Neighbor    bool    // found by the worker's session neighbours
-	Score       float64
+	// ByMeaning: it passed the gate by its dense vector (stoodOut).
+	ByMeaning bool
+	Coverage  float32 // share of the query's terms found in the item's text
+	Neighbor  bool    // found by the worker's session neighbours
+	Score     float64
 	// Before and After are the exchanges next to an episode in its
 	// session, set by Expand for the episodes about to become bites.
 	Before, After *Item
@@ -37,17 +41,20 @@ type Weights struct {
 	RecencyDays float64
 	// Dense weighs the dense relevance (below) in an episode's score.
 	Dense float64
-	// DenseFloor is the cosine of dense vectors below which they say
-	// nothing (unrelated texts of the sentence embedder still score up to
-	// about this), and DenseFull the cosine at which they alone make a
-	// memory fully relevant; in between, relevance grows linearly.
-	DenseFloor, DenseFull float64
+	// DenseFloor is the reference cosine of the dense gate when the store
+	// has fewer than RefRank episodes with dense vectors.
+	DenseFloor float64
+	// StatedGap is how far above the reference a stated memory's cosine
+	// (a belief, or an episode in which the user stated a preference, a
+	// fact or their situation) must be to pass the gate by meaning alone,
+	// and DenseMin the least cosine it must have.
+	StatedGap, DenseMin float64
 }
 
 // DefaultWeights favour what matches the prompt, then what is fresh,
 // strong and important.
 var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
-	Dense: 0.40, DenseFloor: 0.25, DenseFull: 0.65}
+	Dense: 0.40, DenseFloor: 0.25, StatedGap: 0.06, DenseMin: 0.2}
 
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
@@ -102,9 +109,9 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 // terms is hashing noise or a few shared letters ("haiku about falling
 // leaves" against a note on feature flags scores 0.2).
 //
-// Dense: how far the sentence embedder's cosine is between DenseFloor
-// (nothing) and DenseFull (fully relevant). It finds what shares no word
-// with the prompt.
+// Dense: for a stated memory that stands out from the store's nearest (see
+// stoodOut), one half plus how far it stands out past the gap. It finds
+// what shares no word with the prompt.
 //
 // Freshness, strength and importance only add to a candidate that is
 // relevant: an important memory about something else stays out.
@@ -121,10 +128,18 @@ func lexicalRelevance(c Candidate) float64 {
 }
 
 func denseRelevance(c Candidate, w Weights) float64 {
-	if !c.HasDenseCos || w.DenseFull <= w.DenseFloor {
+	if !stoodOut(c, w) {
 		return 0
 	}
-	return math.Max(0, math.Min(1, (float64(c.Dense)-w.DenseFloor)/(w.DenseFull-w.DenseFloor)))
+	return math.Min(1, 0.5+5*(float64(c.DenseGap)-w.StatedGap))
+}
+
+// stoodOut reports whether a candidate passes the gate by meaning: it is a
+// belief or a stated episode, and its cosine with the prompt is at least
+// DenseMin and StatedGap above the reference.
+func stoodOut(c Candidate, w Weights) bool {
+	return c.HasDenseCos && (c.Kind == KindBelief || c.Stated) && float64(c.Dense) >= w.DenseMin &&
+		float64(c.DenseGap) >= w.StatedGap
 }
 
 // Relevant is the gate a candidate must pass to be injected.

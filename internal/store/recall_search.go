@@ -120,7 +120,7 @@ type RecallEpisode struct {
 
 // recallCols are the columns EpisodesBySeq reads, in scanRecall's order.
 const recallCols = `seq, id, summary, context, importance, scope, project, project_path, session_id, embedding, embedder,
-	occurred_at, access_count, last_accessed_at, stability`
+	occurred_at, access_count, last_accessed_at, stability, type`
 
 func scanRecall(sc interface{ Scan(...any) error }) (RecallEpisode, error) {
 	var e RecallEpisode
@@ -128,7 +128,7 @@ func scanRecall(sc interface{ Scan(...any) error }) (RecallEpisode, error) {
 	var occurred int64
 	var accessed sql.NullInt64
 	err := sc.Scan(&e.Seq, &e.ID, &e.Summary, &e.Context, &e.Importance, &e.Scope, &e.Project, &e.ProjectPath, &e.SessionID,
-		&emb, &e.Embedder, &occurred, &e.AccessCount, &accessed, &e.Stability)
+		&emb, &e.Embedder, &occurred, &e.AccessCount, &accessed, &e.Stability, &e.Type)
 	if err != nil {
 		return e, err
 	}

@@ -92,6 +92,9 @@ func TestSentenceEmbedderEndToEnd(t *testing.T) {
 		"User: the CI pipeline is slow, can we cache the Go modules?\n\nAssistant: Added a module cache step to the workflow.",
 		"User: please bump the node version to 22\n\nAssistant: Updated .nvmrc and the Dockerfile to Node 22.",
 		"User: fix the flaky login test\n\nAssistant: The test waited on a timer; it now waits for the request.",
+		"User: why does the docker build take so long?\n\nAssistant: The context includes node_modules; I added a .dockerignore.",
+		"User: add a dark mode toggle to the settings page\n\nAssistant: Added the toggle; it stores the choice in localStorage.",
+		"User: update the changelog for 2.3.0\n\nAssistant: Listed the three fixes and the new export command.",
 	}
 	var eps []episode.Episode
 	for i, text := range texts {
