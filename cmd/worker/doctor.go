@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // check is one finding of doctor.
@@ -132,6 +134,21 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 		add("spool", "warn", "%d captures wait in %s (the next run stores them)", len(files), cfg.SpoolDir())
 	} else {
 		add("spool", "ok", "empty")
+	}
+
+	// The sentence embedder: recall by meaning needs it; engram works without.
+	switch st := worker.Model(cfg); {
+	case st.Problem != "":
+		add("sentence embedder", "fail", "%s", modelLine(st))
+	case st.Installed && st.Enabled:
+		if m, err := minilm.Open(st.Dir); err != nil {
+			add("sentence embedder", "fail", "%s does not open: %v (reinstall: engram-worker model install DIR)", st.Dir, err)
+		} else {
+			m.Close()
+			add("sentence embedder", "ok", "%s", modelLine(st))
+		}
+	default:
+		add("sentence embedder", "warn", "%s", modelLine(st))
 	}
 
 	// LLM endpoint.
