@@ -138,8 +138,11 @@ func (r bm25Ranking) hit(budget int) bool {
 }
 
 func run(ctx context.Context, opt options) (*Report, error) {
+	var logMu sync.Mutex // users log from their own goroutines
 	logf := func(format string, a ...any) {
 		if opt.Log != nil {
+			logMu.Lock()
+			defer logMu.Unlock()
 			fmt.Fprintf(opt.Log, format+"\n", a...)
 		}
 	}
