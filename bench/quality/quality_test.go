@@ -108,7 +108,7 @@ func TestSummaryVerdicts(t *testing.T) {
 	summary(&w, loc, pref)
 	out := w.String()
 	for _, want := range []string{
-		"0.710 at 601 tokens mean (p95 0); target >= 0.70 at <= 600: NOT met", // tokens over budget
+		"0.710 at 601 tokens mean (p95 0); target >= 0.70 at <= 600: NOT met (", // tokens over budget
 		"0.790; target >= 0.80: NOT met",
 		"0.760 at 590 tokens mean; target >= 0.75 at <= 600: met",
 		"NOT met (below in 1 multi-hop)",
