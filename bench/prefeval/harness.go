@@ -109,11 +109,15 @@ type questionResult struct {
 	Topic string `json:"topic"`
 	Item  int    `json:"item"`
 	// SharesWord: the question shares a content word with the preference.
-	SharesWord     bool    `json:"shares_content_word"`
-	Bytes          int     `json:"injected_bytes"`
-	Tokens         float64 `json:"injected_tokens"`
-	Hit            bool    `json:"hit_injected"`
-	HitWithMemory  bool    `json:"hit_injected_plus_memory_md"`
+	SharesWord    bool    `json:"shares_content_word"`
+	Bytes         int     `json:"injected_bytes"`
+	Tokens        float64 `json:"injected_tokens"`
+	Hit           bool    `json:"hit_injected"`
+	HitWithMemory bool    `json:"hit_injected_plus_memory_md"`
+	// HitBitesOnly: the preference reaches the bites alone, without
+	// engram's framing (its header line, which says "prefer", and nothing
+	// else), a check that a hit is not the framing's words.
+	HitBitesOnly   bool    `json:"hit_bites_only"`
 	Bites          int     `json:"bites"`
 	BitesAsked     int     `json:"bites_asked_preference"`
 	BitesOtherPref int     `json:"bites_other_preference"`
@@ -138,8 +142,11 @@ func (r bm25Ranking) hit(budget int) bool {
 }
 
 func run(ctx context.Context, opt options) (*Report, error) {
+	var logMu sync.Mutex // users log from their own goroutines
 	logf := func(format string, a ...any) {
 		if opt.Log != nil {
+			logMu.Lock()
+			defer logMu.Unlock()
 			fmt.Fprintf(opt.Log, format+"\n", a...)
 		}
 	}
@@ -375,6 +382,7 @@ func (us *user) score(p pref, a benchkit.Answer, order []int) questionResult {
 		HookProblem: a.Problem, bm25: bm25Ranking{docs: us.docs, order: order, pref: p.Preference}}
 	r.Hit = benchkit.NewWordSet(a.Context).Hit(p.Preference)
 	r.HitWithMemory = benchkit.NewWordSet(a.Context, us.memory.Loaded).Hit(p.Preference)
+	r.HitBitesOnly = benchkit.NewWordSet(benchkit.Bites(a.Context)...).Hit(p.Preference)
 	var others []string
 	for _, o := range us.prefs {
 		if o.Topic != p.Topic {

@@ -39,33 +39,35 @@ type Stats struct {
 	Questions int    `json:"questions"`
 	// Hit: the preference reached the injected context alone;
 	// HitWithMemory: the injected context plus the MEMORY.md files loaded.
-	Hits            int     `json:"hits_injected"`
-	HitRate         float64 `json:"hit_rate_injected"`
-	HitsWithMemory  int     `json:"hits_injected_plus_memory_md"`
-	HitRateMemory   float64 `json:"hit_rate_injected_plus_memory_md"`
-	NoShare         int     `json:"questions_sharing_no_content_word"`
-	NoShareHits     int     `json:"hits_injected_sharing_no_word"`
-	NoShareHitRate  float64 `json:"hit_rate_injected_sharing_no_word"`
-	NoShareMemHits  int     `json:"hits_plus_memory_md_sharing_no_word"`
-	NoShareMemRate  float64 `json:"hit_rate_plus_memory_md_sharing_no_word"`
-	NothingInjected float64 `json:"nothing_injected"`
-	Tokens          Dist    `json:"injected_tokens"`
-	Bites           int     `json:"bites"`
-	BitesAsked      int     `json:"bites_asked_preference"`
-	BitesOtherPref  int     `json:"bites_other_preference"`
-	Precision       float64 `json:"bite_precision"`
-	BM25Budget      int     `json:"bm25_budget_chars"`
-	BM25HitRate     float64 `json:"bm25_hit_rate_same_budget"`
-	BM25HitRate600  float64 `json:"bm25_hit_rate_600_tokens"`
-	BM25NoShareRate float64 `json:"bm25_hit_rate_same_budget_sharing_no_word"`
-	BM25NoShare600  float64 `json:"bm25_hit_rate_600_tokens_sharing_no_word"`
-	HookMs          Dist    `json:"hook_wall_ms"`
-	DeadlineMisses  int     `json:"deadline_misses"`
-	HookProblems    int     `json:"hook_contract_violations"`
-	tokens, hookMs  []float64
-	empty           int
-	rankings        []bm25Ranking
-	noShareRankings []bm25Ranking
+	Hits             int     `json:"hits_injected"`
+	HitRate          float64 `json:"hit_rate_injected"`
+	HitsWithMemory   int     `json:"hits_injected_plus_memory_md"`
+	HitRateMemory    float64 `json:"hit_rate_injected_plus_memory_md"`
+	HitsBitesOnly    int     `json:"hits_bites_only"`
+	HitRateBitesOnly float64 `json:"hit_rate_bites_only"`
+	NoShare          int     `json:"questions_sharing_no_content_word"`
+	NoShareHits      int     `json:"hits_injected_sharing_no_word"`
+	NoShareHitRate   float64 `json:"hit_rate_injected_sharing_no_word"`
+	NoShareMemHits   int     `json:"hits_plus_memory_md_sharing_no_word"`
+	NoShareMemRate   float64 `json:"hit_rate_plus_memory_md_sharing_no_word"`
+	NothingInjected  float64 `json:"nothing_injected"`
+	Tokens           Dist    `json:"injected_tokens"`
+	Bites            int     `json:"bites"`
+	BitesAsked       int     `json:"bites_asked_preference"`
+	BitesOtherPref   int     `json:"bites_other_preference"`
+	Precision        float64 `json:"bite_precision"`
+	BM25Budget       int     `json:"bm25_budget_chars"`
+	BM25HitRate      float64 `json:"bm25_hit_rate_same_budget"`
+	BM25HitRate600   float64 `json:"bm25_hit_rate_600_tokens"`
+	BM25NoShareRate  float64 `json:"bm25_hit_rate_same_budget_sharing_no_word"`
+	BM25NoShare600   float64 `json:"bm25_hit_rate_600_tokens_sharing_no_word"`
+	HookMs           Dist    `json:"hook_wall_ms"`
+	DeadlineMisses   int     `json:"deadline_misses"`
+	HookProblems     int     `json:"hook_contract_violations"`
+	tokens, hookMs   []float64
+	empty            int
+	rankings         []bm25Ranking
+	noShareRankings  []bm25Ranking
 }
 
 func (s *Stats) add(q questionResult) {
@@ -80,6 +82,9 @@ func (s *Stats) add(q questionResult) {
 	}
 	if q.HitWithMemory {
 		s.HitsWithMemory++
+	}
+	if q.HitBitesOnly {
+		s.HitsBitesOnly++
 	}
 	if !q.SharesWord {
 		s.NoShare++
@@ -108,6 +113,7 @@ func (s *Stats) add(q questionResult) {
 func (s *Stats) finish(budget int) {
 	s.HitRate = share(s.Hits, s.Questions)
 	s.HitRateMemory = share(s.HitsWithMemory, s.Questions)
+	s.HitRateBitesOnly = share(s.HitsBitesOnly, s.Questions)
 	s.NoShareHitRate = share(s.NoShareHits, s.NoShare)
 	s.NoShareMemRate = share(s.NoShareMemHits, s.NoShare)
 	s.NothingInjected = share(s.empty, s.Questions)
@@ -259,11 +265,11 @@ func (r *Report) print(w io.Writer) {
 		fmt.Fprintf(w, "capture: %d sessions, %d messages, %d Stop runs (wall mean %.0f ms, %d contract violations); fillers: %s\n\n",
 			r.Capture.Sessions, r.Capture.Messages, r.Capture.StopRuns, r.Capture.StopMs.Mean, r.Capture.StopProblems, r.Settings.Fillers)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "topic\tq\thit inj\thit +MEMORY\tno-word q\tno-word hit inj\tno-word hit +MEM\ttok mean\ttok p95\tnothing inj\t"+
+		fmt.Fprintln(tw, "topic\tq\thit inj\thit bites only\thit +MEMORY\tno-word q\tno-word hit inj\tno-word hit +MEM\ttok mean\ttok p95\tnothing inj\t"+
 			"bites\tprecision\tBM25 same budget\tBM25 @600\tBM25 no-word @600\thook ms p95\tdeadline misses\t")
 		for _, s := range append(append([]*Stats{}, r.Topics...), r.Overall) {
-			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.0f\t%.0f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%d\t\n",
-				s.Name, s.Questions, s.HitRate, s.HitRateMemory, s.NoShare, s.NoShareHitRate, s.NoShareMemRate, s.Tokens.Mean, s.Tokens.P95,
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.0f\t%.0f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%d\t\n",
+				s.Name, s.Questions, s.HitRate, s.HitRateBitesOnly, s.HitRateMemory, s.NoShare, s.NoShareHitRate, s.NoShareMemRate, s.Tokens.Mean, s.Tokens.P95,
 				s.NothingInjected, s.Bites, s.Precision, s.BM25HitRate, s.BM25HitRate600, s.BM25NoShare600, s.HookMs.P95, s.DeadlineMisses)
 		}
 		tw.Flush()

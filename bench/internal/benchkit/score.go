@@ -2,6 +2,7 @@ package benchkit
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -174,18 +175,22 @@ func NewBM25(docs []string) *BM25 {
 
 // Score is the BM25 score of document i for query.
 func (b *BM25) Score(query string, i int) float64 {
-	q := map[string]bool{}
-	for _, t := range Terms(query) {
-		q[t] = true
-	}
-	return b.score(q, i)
+	return b.score(queryTerms(query), i)
 }
 
-func (b *BM25) score(q map[string]bool, i int) float64 {
+// queryTerms are the distinct terms of a query, sorted: the scores sum in
+// a fixed order, so that equal inputs rank equally in every run.
+func queryTerms(query string) []string {
+	q := Terms(query)
+	slices.Sort(q)
+	return slices.Compact(q)
+}
+
+func (b *BM25) score(q []string, i int) float64 {
 	n := float64(len(b.docs))
 	dl := float64(len(b.docs[i]))
 	s := 0.0
-	for t := range q {
+	for _, t := range q {
 		f := float64(b.tf[i][t])
 		if f == 0 {
 			continue
@@ -205,10 +210,7 @@ func (b *BM25) score(q map[string]bool, i int) float64 {
 // query, best first (ties: earlier document first). Documents that share no
 // term score 0 and are not ranked.
 func (b *BM25) Rank(query string) []int {
-	q := map[string]bool{}
-	for _, t := range Terms(query) {
-		q[t] = true
-	}
+	q := queryTerms(query)
 	type hit struct {
 		i int
 		s float64

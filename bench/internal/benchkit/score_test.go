@@ -122,6 +122,16 @@ func TestBM25(t *testing.T) {
 	if s := b.Score("zebra", 0); s != 0 {
 		t.Errorf("Score of an unknown term = %v", s)
 	}
+	// The same query ranks the same way every time: scores sum in a fixed
+	// order, whatever the order of a map's keys.
+	many := NewBM25([]string{"alpha beta gamma delta epsilon zeta", "zeta epsilon delta gamma beta alpha eta",
+		"alpha gamma epsilon", "beta delta zeta theta", "alpha beta gamma delta epsilon zeta eta theta"})
+	first := many.Rank("theta eta zeta epsilon delta gamma beta alpha")
+	for range 200 {
+		if got := many.Rank("theta eta zeta epsilon delta gamma beta alpha"); !slices.Equal(got, first) {
+			t.Fatalf("ranks differ between runs: %v, %v", first, got)
+		}
+	}
 	// Ties keep the documents' order.
 	tie := NewBM25([]string{"x apple", "y apple", "z apple"})
 	if got := tie.Rank("apple"); !slices.Equal(got, []int{0, 1, 2}) {
