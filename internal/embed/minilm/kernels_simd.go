@@ -10,7 +10,7 @@ import (
 
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		matmul, gelu, kernel = matmulAVX2, geluAVX2, "avx2-fma"
+		matmul, gelu, axpy, kernel = matmulAVX2, geluAVX2, axpyAVX2, "avx2-fma"
 	}
 }
 
@@ -105,4 +105,17 @@ func geluAVX2(x []float32) {
 		v.Mul(half).Mul(erf.Add(one)).Store((*[8]float32)(x[i : i+8]))
 	}
 	geluGo(x[i:])
+}
+
+func axpyAVX2(dst, x []float32, a float32) {
+	x = x[:len(dst)]
+	va := archsimd.BroadcastFloat32x8(a)
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		d := (*[8]float32)(dst[i : i+8])
+		va.MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[i:i+8])), archsimd.LoadFloat32x8(d)).Store(d)
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += a * x[i]
+	}
 }
