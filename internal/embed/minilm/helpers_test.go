@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )

@@ -47,7 +47,7 @@ func TestKernels(t *testing.T) {
 		}
 	}
 	for _, n := range []int{1, 7, 8, 20, 32, 61} {
-		x, d := randMat(n), randMat(n+1)[1:]
+		x, d := randMat(n), randMat(n + 1)[1:]
 		want, got := append([]float32(nil), d...), append([]float32(nil), d...)
 		axpyGo(want, x, 0.37)
 		axpy(got, x, 0.37)
