@@ -141,12 +141,7 @@ func attendHeads(ctx, qkv, prob, kt []float32, T, H, heads, h0, h1 int) {
 			for _, s := range row {
 				mx = max(mx, s)
 			}
-			var sum float32
-			for j, s := range row {
-				e := exp32(s - mx)
-				row[j] = e
-				sum += e
-			}
+			sum := expSum(row, mx)
 			out := ctx[i*H+h*dh : i*H+h*dh+dh]
 			clear(out)
 			inv := 1 / sum
@@ -163,6 +158,17 @@ func axpyGo(dst, x []float32, a float32) {
 	for i := range dst {
 		dst[i] += a * x[i]
 	}
+}
+
+// expSumGo sets each x of row to e^(x-mx) and returns their sum.
+func expSumGo(row []float32, mx float32) float32 {
+	var sum float32
+	for j, s := range row {
+		e := exp32(s - mx)
+		row[j] = e
+		sum += e
+	}
+	return sum
 }
 
 // exp32 is e^x for x ≤ 0 (softmax's range) in float32: x = n·ln2 + r

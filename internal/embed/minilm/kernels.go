@@ -11,6 +11,9 @@ var gelu = geluGo
 // axpy adds a·x to dst: axpyGo, or its SIMD twin.
 var axpy = axpyGo
 
+// expSum is softmax's numerator: expSumGo, or its SIMD twin.
+var expSum = expSumGo
+
 // kernel names the matmul in use, for benchmarks and tests.
 var kernel = "go"
 

@@ -2,6 +2,7 @@ package minilm
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -54,6 +55,23 @@ func TestKernels(t *testing.T) {
 		for i := range want {
 			if d := math.Abs(float64(got[i] - want[i])); d > 1e-6 {
 				t.Fatalf("axpy(%d) [%d] = %g, plain Go %g", n, i, got[i], want[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 7, 8, 20, 61, 256} {
+		row := randMat(n)
+		for i := range row {
+			row[i] *= 30
+		}
+		mx := slices.Max(row)
+		want, got := slices.Clone(row), slices.Clone(row)
+		ws, gs := expSumGo(want, mx), expSum(got, mx)
+		if math.Abs(float64(ws-gs)) > 1e-5*float64(ws) {
+			t.Fatalf("expSum(%d) = %g, plain Go %g", n, gs, ws)
+		}
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-6*float64(want[i])+1e-30 {
+				t.Fatalf("expSum(%d) [%d] = %g, plain Go %g", n, i, got[i], want[i])
 			}
 		}
 	}
