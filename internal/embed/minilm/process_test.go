@@ -58,3 +58,15 @@ func TestPeakRSS(t *testing.T) {
 		t.Errorf("peak RSS %d MB, over the worker's 256 MB", kb/1024)
 	}
 }
+
+// TestFreshProcessTiming logs, from fresh processes, what Open, the first
+// embedding of a 20-token prompt (cold mappings) and the second cost.
+func TestFreshProcessTiming(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a measurement")
+	}
+	testModel(t)
+	for range 3 {
+		t.Log(strings.TrimSpace(runChild(t, "timing")))
+	}
+}
