@@ -492,3 +492,16 @@ func pack(dst, wt []float32, out, in int) {
 		}
 	}
 }
+
+// Install prepares a model directory for Open: with pinned, srcDir must
+// be Package's model directory and pass Verify; without, any directory
+// with the Hugging Face layout Convert accepts will do (a user's own
+// copy, fp32 weights). It then converts into dstDir.
+func Install(srcDir, dstDir string, pinned bool) error {
+	if pinned {
+		if err := Verify(srcDir); err != nil {
+			return err
+		}
+	}
+	return Convert(srcDir, dstDir)
+}

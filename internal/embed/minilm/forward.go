@@ -15,6 +15,7 @@ type work struct {
 	tmp  []float32 // T × H
 	up   []float32 // T × I
 	prob []float32 // heads × T × T attention weights
+	kt   []float32 // heads × head size × T: each head's keys, transposed
 }
 
 func grow(s []float32, n int) []float32 {
@@ -38,6 +39,7 @@ func (m *Model) forward(wk *work, v []float32, threads int) {
 	wk.tmp = grow(wk.tmp, T*H)
 	wk.up = grow(wk.up, T*I)
 	wk.prob = grow(wk.prob, heads*T*T)
+	wk.kt = grow(wk.kt, H*T)
 	w, l, eps := m.w, &m.lay, m.h.Eps
 	at := func(off uint64, n int) []float32 { return w[off : off+uint64(n) : off+uint64(n)] }
 
@@ -52,7 +54,7 @@ func (m *Model) forward(wk *work, v []float32, threads int) {
 	layerNorm(wk.x, nil, T, H, at(l.embLNg, H), at(l.embLNb, H), eps)
 	for _, ll := range l.layers {
 		linear(wk.qkv, wk.x, T, H, 3*H, at(ll.qkvW, 3*H*H), at(ll.qkvB, 3*H), threads)
-		attention(wk.ctx, wk.qkv, wk.prob, T, H, heads, threads)
+		attention(wk.ctx, wk.qkv, wk.prob, wk.kt, T, H, heads, threads)
 		linear(wk.tmp, wk.ctx, T, H, H, at(ll.outW, H*H), at(ll.outB, H), threads)
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln1g, H), at(ll.ln1b, H), eps)
 		linear(wk.up, wk.x, T, H, I, at(ll.upW, I*H), at(ll.upB, I), threads)
@@ -102,41 +104,44 @@ func linear(dst, x []float32, T, K, N int, w, b []float32, threads int) {
 // attention is multi-head self-attention over one unpadded sequence (so
 // there is nothing to mask): for each head, softmax(Q·Kᵀ)·V, the query
 // already scaled by 1/sqrt(head size) at conversion.
-func attention(ctx, qkv, prob []float32, T, H, heads, threads int) {
+func attention(ctx, qkv, prob, kt []float32, T, H, heads, threads int) {
 	parts := min(threads, heads, max(1, 2*T*T*H/parallelMin))
 	if parts <= 1 {
-		attendHeads(ctx, qkv, prob, T, H, heads, 0, heads)
+		attendHeads(ctx, qkv, prob, kt, T, H, heads, 0, heads)
 		return
 	}
 	var wg sync.WaitGroup
 	for i := 1; i < parts; i++ {
-		wg.Go(func() { attendHeads(ctx, qkv, prob, T, H, heads, i*heads/parts, (i+1)*heads/parts) })
+		wg.Go(func() { attendHeads(ctx, qkv, prob, kt, T, H, heads, i*heads/parts, (i+1)*heads/parts) })
 	}
-	attendHeads(ctx, qkv, prob, T, H, heads, 0, heads/parts)
+	attendHeads(ctx, qkv, prob, kt, T, H, heads, 0, heads/parts)
 	wg.Wait()
 }
 
-func attendHeads(ctx, qkv, prob []float32, T, H, heads, h0, h1 int) {
+func attendHeads(ctx, qkv, prob, kt []float32, T, H, heads, h0, h1 int) {
 	dh := H / heads
 	stride := 3 * H
 	for h := h0; h < h1; h++ {
+		// Kᵀ of this head, so that a query's scores are dh row updates
+		// (vector operations along the sequence) instead of T dot products.
+		kt := kt[h*dh*T : (h+1)*dh*T]
+		for j := range T {
+			for d, v := range qkv[j*stride+H+h*dh : j*stride+H+h*dh+dh] {
+				kt[d*T+j] = v
+			}
+		}
 		p := prob[h*T*T : (h+1)*T*T]
 		for i := range T {
-			q := qkv[i*stride+h*dh : i*stride+h*dh+dh]
 			row := p[i*T : (i+1)*T]
-			mx := float32(math.Inf(-1))
-			for j := range T {
-				k := qkv[j*stride+H+h*dh : j*stride+H+h*dh+dh]
-				s := dot(q, k)
-				row[j] = s
+			clear(row)
+			for d, q := range qkv[i*stride+h*dh : i*stride+h*dh+dh] {
+				axpy(row, kt[d*T:(d+1)*T], q)
+			}
+			mx := row[0]
+			for _, s := range row {
 				mx = max(mx, s)
 			}
-			var sum float32
-			for j, s := range row {
-				e := float32(math.Exp(float64(s - mx)))
-				row[j] = e
-				sum += e
-			}
+			sum := expSum(row, mx)
 			out := ctx[i*H+h*dh : i*H+h*dh+dh]
 			clear(out)
 			inv := 1 / sum
@@ -147,27 +152,42 @@ func attendHeads(ctx, qkv, prob []float32, T, H, heads, h0, h1 int) {
 	}
 }
 
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-func axpy(dst, x []float32, a float32) {
+// axpyGo adds a·x to dst.
+func axpyGo(dst, x []float32, a float32) {
 	x = x[:len(dst)]
 	for i := range dst {
 		dst[i] += a * x[i]
 	}
+}
+
+// expSumGo sets each x of row to e^(x-mx) and returns their sum.
+func expSumGo(row []float32, mx float32) float32 {
+	var sum float32
+	for j, s := range row {
+		e := exp32(s - mx)
+		row[j] = e
+		sum += e
+	}
+	return sum
+}
+
+// exp32 is e^x for x ≤ 0 (softmax's range) in float32: x = n·ln2 + r
+// with |r| ≤ ln2/2 (n by truncation: math.Floor is a call without SSE4), e^r by its degree-6 Taylor polynomial (relative error
+// below 1e-6, TestExp32), times 2^n built in the exponent bits. Below -87,
+// where float32 leaves its normal range, it returns 0.
+func exp32(x float32) float32 {
+	if x < -87 {
+		return 0
+	}
+	n := float32(int32(x*math.Log2E - 0.5)) // x ≤ 0: rounds to nearest
+	r := x - n*0.693145751953125 - n*1.428606765330187e-06
+	p := r*(1.0/720) + 1.0/120
+	p = p*r + 1.0/24
+	p = p*r + 1.0/6
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
 // layerNorm sets each row of x (T × H) to LayerNorm(x + add) with gain g

@@ -8,6 +8,12 @@ var matmul = matmulGo
 // gelu applies GELU in place: geluGo, or its SIMD twin.
 var gelu = geluGo
 
+// axpy adds a·x to dst: axpyGo, or its SIMD twin.
+var axpy = axpyGo
+
+// expSum is softmax's numerator: expSumGo, or its SIMD twin.
+var expSum = expSumGo
+
 // kernel names the matmul in use, for benchmarks and tests.
 var kernel = "go"
 

@@ -10,14 +10,20 @@ import (
 
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		matmul, gelu, kernel = matmulAVX2, geluAVX2, "avx2-fma"
+		matmul, gelu, axpy, expSum = matmulAVX2, geluAVX2, axpyAVX2, expSumAVX2
+		kernel = "avx2-fma"
 	}
 }
 
 // matmulAVX2 computes the same as matmulGo with AVX2 fused multiply-adds:
 // blocks of 4 tokens × one whole panel (16 columns, two 8-wide vectors),
 // eight vector accumulators; each step loads the panel's 16 weights for
-// one input once and broadcasts one input value per token.
+// one input once and broadcasts one input value per token. Measured on a
+// 48×384 by 384×1536 product, CPU time per call: this 0.95 ms; 6 tokens
+// × 16 columns 1.39 ms and 8 × 8 1.85 ms (the compiler spills
+// accumulators: its fused multiply-add overwrites the multiplicand, so
+// every shared operand is copied); AVX-512, 8 tokens × 16 columns, 2.1 ms.
+// So AVX-512 is not used.
 func matmulAVX2(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
 	for p := p0; p < p1; p++ {
 		wp := w[p*K*panel : (p+1)*K*panel]
@@ -105,4 +111,48 @@ func geluAVX2(x []float32) {
 		v.Mul(half).Mul(erf.Add(one)).Store((*[8]float32)(x[i : i+8]))
 	}
 	geluGo(x[i:])
+}
+
+func axpyAVX2(dst, x []float32, a float32) {
+	x = x[:len(dst)]
+	va := archsimd.BroadcastFloat32x8(a)
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		d := (*[8]float32)(dst[i : i+8])
+		va.MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[i:i+8])), archsimd.LoadFloat32x8(d)).Store(d)
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += a * x[i]
+	}
+}
+
+// expSumAVX2 is expSumGo eight at a time, exp32's method in vectors
+// (below -87 it gives e^-87 instead of 0: no difference to a softmax).
+func expSumAVX2(row []float32, mx float32) float32 {
+	bc := archsimd.BroadcastFloat32x8
+	vmx, lo, log2e := bc(mx), bc(-87), bc(math.Log2E)
+	c1, c2 := bc(0.693145751953125), bc(1.428606765330187e-06)
+	k6, k5, k4, k3, k2, k1 := bc(1.0/720), bc(1.0/120), bc(1.0/24), bc(1.0/6), bc(0.5), bc(1)
+	bias := archsimd.BroadcastInt32x8(127)
+	acc := bc(0)
+	i := 0
+	for ; i+8 <= len(row); i += 8 {
+		p := (*[8]float32)(row[i : i+8])
+		x := archsimd.LoadFloat32x8(p).Sub(vmx).Max(lo)
+		n := x.Mul(log2e).RoundToEven()
+		r := x.Sub(n.Mul(c1)).Sub(n.Mul(c2))
+		q := r.MulAdd(k6, k5)
+		q = q.MulAdd(r, k4)
+		q = q.MulAdd(r, k3)
+		q = q.MulAdd(r, k2)
+		q = q.MulAdd(r, k1)
+		q = q.MulAdd(r, k1)
+		e := q.Mul(n.ConvertToInt32().Add(bias).ShiftAllLeft(23).AsFloat32x8())
+		e.Store(p)
+		acc = acc.Add(e)
+	}
+	var lanes [8]float32
+	acc.Store(&lanes)
+	sum := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+	return sum + expSumGo(row[i:], mx)
 }

@@ -2,8 +2,22 @@ package minilm
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
+
+func TestExp32(t *testing.T) {
+	var worst float64
+	for x := -87.0; x <= 0; x += 1e-3 {
+		x32 := float32(x)
+		want := math.Exp(float64(x32))
+		worst = max(worst, math.Abs(float64(exp32(x32))-want)/want)
+	}
+	if worst > 1e-6 || exp32(-88) != 0 || exp32(0) != 1 {
+		t.Errorf("exp32: max relative error %g against math.Exp, want ≤ 1e-6; exp32(-88) = %g, exp32(0) = %g", worst, exp32(-88), exp32(0))
+	}
+	t.Logf("exp32: max relative error %g", worst)
+}
 
 func TestErf32(t *testing.T) {
 	var worst float64
@@ -30,6 +44,34 @@ func TestKernels(t *testing.T) {
 		for i := range want {
 			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
 				t.Fatalf("matmul %v: [%d] = %g, plain Go %g", tc, i, got[i], want[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 7, 8, 20, 32, 61} {
+		x, d := randMat(n), randMat(n + 1)[1:]
+		want, got := append([]float32(nil), d...), append([]float32(nil), d...)
+		axpyGo(want, x, 0.37)
+		axpy(got, x, 0.37)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-6 {
+				t.Fatalf("axpy(%d) [%d] = %g, plain Go %g", n, i, got[i], want[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 7, 8, 20, 61, 256} {
+		row := randMat(n)
+		for i := range row {
+			row[i] *= 30
+		}
+		mx := slices.Max(row)
+		want, got := slices.Clone(row), slices.Clone(row)
+		ws, gs := expSumGo(want, mx), expSum(got, mx)
+		if math.Abs(float64(ws-gs)) > 1e-5*float64(ws) {
+			t.Fatalf("expSum(%d) = %g, plain Go %g", n, gs, ws)
+		}
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-6*float64(want[i])+1e-30 {
+				t.Fatalf("expSum(%d) [%d] = %g, plain Go %g", n, i, got[i], want[i])
 			}
 		}
 	}

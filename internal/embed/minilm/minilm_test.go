@@ -57,7 +57,7 @@ func TestTokens(t *testing.T) {
 // agree, that vectors are unit length, and that Embed honours ctx.
 func TestEmbedPaths(t *testing.T) {
 	m := testModel(t)
-	texts := []string{"alpha beta", "", "user: which restaurants in Rome?", strings.Repeat("long text ", 200)}
+	texts := []string{"alpha beta", "", "user: which restaurants in Rome?", strings.Repeat("long text ", 60)}
 	vs, err := m.Embed(context.Background(), texts)
 	if err != nil {
 		t.Fatal(err)
@@ -285,5 +285,33 @@ func TestConvertModes(t *testing.T) {
 	di, _ := os.Stat(dst)
 	if di.Mode().Perm() != 0o700 {
 		t.Errorf("created directory mode %v, want 0700", di.Mode().Perm())
+	}
+}
+
+func TestInstall(t *testing.T) {
+	src := npmModelDir()
+	if src == "" {
+		t.Skipf("%s is not in node_modules: run npm install in the repository root", Package)
+	}
+	// An fp32 copy of the model: not the pinned files, fine unpinned.
+	dir := copyModel(t, src)
+	os.Rename(filepath.Join(dir, "model.fp16.safetensors"), filepath.Join(dir, "model.safetensors"))
+	if err := Install(dir, t.TempDir(), true); err == nil {
+		t.Error("Install with pinned digests accepted a directory without model.fp16.safetensors")
+	}
+	out := t.TempDir()
+	if err := Install(dir, out, false); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if v := m.EmbedText("hello world", 0); cosine(v, testModel(t).EmbedText("hello world", 0)) < 0.99999 {
+		t.Error("the unpinned copy embeds differently")
+	}
+	if err := Install(src, t.TempDir(), true); err != nil {
+		t.Errorf("Install of the published model: %v", err)
 	}
 }
