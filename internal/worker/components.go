@@ -52,7 +52,7 @@ func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Co
 		return c, nil
 	}
 	if m != nil {
-		c.Embedder = m
+		c.Embedder = minilm.Documents{Model: m}
 		c.Close = func() { m.Close() }
 	}
 	return c, nil

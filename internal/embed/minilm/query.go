@@ -29,3 +29,19 @@ func OpenInstalled(dir string, enabled bool) *Model {
 	}
 	return m
 }
+
+// DocTokens bounds the tokens of a memory the worker embeds. The model was
+// trained on sequences of 128 tokens; a memory's first 128 tokens hold
+// what was asked and the start of the answer, and each token past them
+// costs as much again.
+const DocTokens = 128
+
+// Documents is the model as the worker's embedder of memories: Embed reads
+// each text's first DocTokens tokens. Its vectors are the model's, so they
+// compare with the prompt's.
+type Documents struct{ *Model }
+
+// Embed embeds texts, each cut to DocTokens tokens.
+func (d Documents) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return d.Model.EmbedBatch(ctx, texts, DocTokens)
+}
