@@ -81,9 +81,18 @@ const (
 	emitSwitchTo                   // switch →Y (X unknown), preference Y
 	emitSwitchAway                 // switch away from X ("stop using X")
 	emitSwitchIns                  // switch X→Y for "use Y instead of X": Y is the first slot
+	emitInstead                    // preference X, avoid Y ("use X instead of Y": a choice, not a change)
+	emitInsteadRev                 // preference Y, avoid X ("instead of X, use Y")
 	emitDecision                   // decision X (polarity from "not")
 	emitDecisionNo                 // decision against X ("let's not X")
 	emitFact                       // fact X = Y
+	emitFactAs                     // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
+	emitUser                       // fact about the user: "I'm X", "I have X"
+	emitOnly                       // preference X for "X only" closing a clause
+	emitPlease                     // preference X for a bare "X please"
+	emitBe                         // preference X for "be X" ("be concise")
+	emitUse                        // preference X for a plain "use X": not a specific thing ("use the helper")
+	emitKeepAdj                    // preference "ADJ N" for "keep N ADJ"
 	emitFactPath                   // fact X = Y when Y is a path or URL
 )
 
@@ -116,6 +125,7 @@ var (
 		"typically", "normally", "personally", "actually", "ideally", "still", "i'd", "we'd", "you'd",
 		"strictly", "absolutely", "only", "simply", "ever")
 	prevPron    = setOf("", "i", "we", "you", "really", "just")
+	prevBe      = setOf("", "please", "always", "just", "also", "and", "so", "pls", "plz")
 	prevStart   = setOf("")
 	prevDecided = setOf("", "we", "i", "we've", "i've", "have", "has", "just", "finally", "already", "all",
 		"team", "both", "they", "together", "and")
@@ -138,7 +148,7 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am not [a] [big|huge] fan of X"},
-	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not Y"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not|to Y"},
 	{episode.SignalPreference, emitPref, nil, "i A prefer|love X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A rather not X"},
 	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
@@ -146,12 +156,22 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
+	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
+	{episode.SignalPreference, emitPref, nil, "we're|we_are [a|an] X shop|house|team"},
+	{episode.SignalPreference, emitPref, prevStart, "this|our project|repo|repository|codebase|service|team|app|monorepo A uses|follows|prefers|sticks_to|sticks_with X"},
+	{episode.SignalPreference, emitPref, prevStart, "our|the convention|standard|rule|policy [here] is [to] X"},
 	{episode.SignalPreference, emitPref, nil, "my|our go-to|go_to|favorite|favourite|default [tool|choice|option] is X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are my|our go-to|go_to|favorite|favourite|preference|default"},
 	{episode.SignalPreference, emitPrefOver, prevImp, "use X not|over Y"},
 	{episode.SignalPreference, emitPref, prevImp, "use X for Y"},
 	{episode.SignalPreference, emitPref, prevImp, "only use X"},
 	{episode.SignalPreference, emitPref, nil, "we A use X"},
+	{episode.SignalPreference, emitUse, prevImp, "use X"},
+	{episode.SignalAvoid, emitAvoid, prevImp, "keep X out_of Y"},
+	{episode.SignalPreference, emitKeepAdj, prevImp, "keep X"},
+	{episode.SignalPreference, emitBe, prevBe, "be X"},
+	{episode.SignalPreference, emitOnly, prevStart, "X only"},
+	{episode.SignalPreference, emitPlease, prevStart, "X please"},
 	{episode.SignalPreference, emitPref, prevImp, "stick with|to X"},
 	{episode.SignalPreference, emitPref, prevImp, "make sure to X"},
 	{episode.SignalPreference, emitPref, prevImp, "make sure [that] you|we X"},
@@ -172,17 +192,21 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitNoX, prevStart, "no X"},
 
 	// Switches.
-	{episode.SignalSwitch, emitSwitch, nil, "switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|changing|convert|converted|converting|port|ported|porting|went|go from X to Y"},
+	{episode.SignalSwitch, emitSwitch, nil, "switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|changing|convert|converted|converting|port|ported|porting|went|go from|off|away_from X to Y"},
 	{episode.SignalSwitch, emitSwitchTo, prevSwitched, "switched|migrated|moved|transitioned|changed_over to Y"},
 	{episode.SignalSwitch, emitSwitchTo, prevSwitch, "switch|migrate|move|transition to Y"},
 	{episode.SignalSwitch, emitSwitchTo, prevSwitching, "switching|migrating|moving|transitioning to Y"},
 	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop|quit using X"},
 	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "stopped|quit using X"},
-	{episode.SignalSwitch, emitSwitchAway, prevImp, "no longer use|using X"},
+	{episode.SignalSwitch, emitSwitchAway, nil, "no_longer use|using X"},
+	{episode.SignalSwitch, emitSwitchAway, nil, "no_longer X"},
+	{episode.SignalSwitch, emitSwitch, prevSwitched, "dropped|ditched|abandoned X for|in_favor_of|in_favour_of Y"},
+	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "dropped|ditched|abandoned X"},
+	{episode.SignalSwitch, emitSwitchAway, prevStart, "not X anymore|any_more"},
 	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop X"},
 	{episode.SignalSwitch, emitSwitch, prevImp, "replace|replaced|replacing X with|by Y"},
-	{episode.SignalSwitch, emitSwitchIns, nil, "use|using|prefer|choose|pick|try X instead_of|rather_than Y"},
-	{episode.SignalSwitch, emitSwitch, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
+	{episode.SignalPreference, emitInstead, nil, "use|using|prefer|choose|pick|try X instead_of|rather_than Y"},
+	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalPreference, emitPref, prevImp, "use X instead"},
 
 	// Decisions.
@@ -197,6 +221,14 @@ var patternDefs = []struct {
 	{episode.SignalDecision, emitDecision, prevStart, "the|our plan|decision is [to] X"},
 
 	// Facts.
+	{episode.SignalFact, emitUser, prevStart, "i'm|i_am|i_have|i've_got X"},
+	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|gets_deployed|get_deployed|goes|go to|on|into Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|goes|go|run|runs|happen|happens with|via|through|using Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X is_hosted|are_hosted|host|hosts on|at|by Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X build|builds|is_built|are_built with|using Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X release|releases|ship on|every Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X is_licensed|are_licensed under Y"},
+	{episode.SignalFact, emitFact, prevStart, "the|our|my X is_written_in|are_written_in|lives_in|live_in|lives_under|live_under Y"},
 	{episode.SignalFact, emitFact, prevStart, "the|our|my X is_hosted_on|is_deployed_to|is_deployed_on|is_located_at|is_at|is_in|is_on|is_called|is_named|are_at|are_in|runs_on|run_on|lives_in|live_in|lives_at|listens_on|uses|is|are Y"},
 	{episode.SignalFact, emitFactPath, prevStart, "X is|are|lives|live|runs|run at|in|under|on Y"},
 }
@@ -490,12 +522,15 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		}
 	}
 
-	person := byte(0)
+	person, first := byte(0), byte(0)
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
 	for _, cl := range splitClauses(toks) {
 		ctoks, please := stripFillers(cl.toks)
 		if p := clausePerson(cl.toks); p != 0 {
 			person = p
+			if first == 0 {
+				first = p
+			}
 		}
 		if len(ctoks) == 0 || len(ctoks) > maxClause || conditional(ctoks) {
 			last = nil
@@ -512,8 +547,18 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				continue
 			}
 		}
+		sw := false
 		for i := range got {
 			got[i].Global = isGlobal(got[i].Kind, global, project, person) && !assistant
+			sw = sw || got[i].Kind == episode.SignalSwitch
+		}
+		if sw {
+			// A switch and the preference it states are one statement:
+			// one scope, the switch's.
+			g := isGlobal(episode.SignalSwitch, global, project, person) && !assistant
+			for i := range got {
+				got[i].Global = g
+			}
 		}
 		last = nil
 		for i := len(got) - 1; i >= 0 && last == nil; i-- {
@@ -528,7 +573,8 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 
 	if corr && !ackRemainder(toks) {
 		// Subject: what the user says instead, when they say it.
-		c := episode.Signal{Kind: episode.SignalCorrection, Object: wrongObj, Polarity: -1, Global: global}
+		c := episode.Signal{Kind: episode.SignalCorrection, Object: wrongObj, Polarity: -1,
+			Global: isGlobal(episode.SignalCorrection, global, project, first)}
 		if len(prims) > 0 {
 			c.Subject, c.Polarity = prims[0].subject, prims[0].polarity
 			c.Object = cmp.Or(prims[0].object, c.Object)
@@ -547,6 +593,12 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		d := episode.Signal{Kind: episode.SignalDecision, Polarity: 1, Global: global}
 		if len(prims) > 0 {
 			d.Subject, d.Object, d.Polarity = prims[0].subject, prims[0].object, prims[0].polarity
+			for _, o := range out {
+				if o.Subject == d.Subject {
+					d.Global = o.Global // one statement, one scope
+					break
+				}
+			}
 		} else if rest := untilStop(withoutFromNowOn(toks)); len(rest) > 0 && len(rest) <= 8 {
 			d.Subject = normSubject(joinTokens(st.text, rest))
 		}
@@ -589,7 +641,11 @@ func isGlobal(kind string, global, project bool, person byte) bool {
 		return false
 	}
 	switch kind {
-	case episode.SignalPreference, episode.SignalAvoid, episode.SignalSwitch:
+	case episode.SignalPreference, episode.SignalAvoid:
+		// The user's own habits and taste: "I prefer X", "never X".
+		return person == 'i' || person == 0
+	case episode.SignalSwitch, episode.SignalCorrection, episode.SignalFact:
+		// A change of the codebase unless the user speaks of themself.
 		return person == 'i'
 	}
 	return false
@@ -818,6 +874,13 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		switch {
+		case verb == "be" && k+1 < x[1] && x[1]-k <= 3 && !beDeny[toks[k+1].w] && !specific[toks[k+1].w]:
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, false)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
 		case dontDeny[verb]:
 			return nil
 		case likeVerbs[verb]:
@@ -842,6 +905,104 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, s)
 			setPrim(s)
 		}
+	case emitInstead, emitInsteadRev:
+		want, not := x, y
+		if p.emit == emitInsteadRev {
+			want, not = y, x
+		}
+		ws, wo := normSlot(span(want), true)
+		ns, _ := normSlot(span(not), false)
+		if ws == "" || ns == "" || ws == ns || placeWord(ws) {
+			return nil
+		}
+		out = append(out,
+			episode.Signal{Kind: episode.SignalPreference, Subject: ws, Object: wo, Polarity: 1},
+			episode.Signal{Kind: episode.SignalAvoid, Subject: ns, Polarity: -1})
+		m.prim = primary{subject: ws, object: wo, polarity: 1, ok: true}
+	case emitUse:
+		if x[1]-x[0] > 5 || specific[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, true)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitOnly, emitPlease:
+		// The slot opens the clause and is a noun phrase: "pnpm only in
+		// this repo", "table-driven tests please".
+		if x[1]-x[0] > 4 || !onlyScopeAfter(toks, m.end) {
+			return nil
+		}
+		for k := x[0]; k < x[1]; k++ {
+			w := toks[k].w
+			if specific[w] || finiteVerbs[w] || negators[w] || w == "and" || w == "or" || w == "`" {
+				return nil
+			}
+		}
+		if taskVerbs[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, false)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitBe:
+		if x[1]-x[0] > 2 || beDeny[toks[x[0]].w] || pastTense(toks[x[0]].w) || specific[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, false)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitKeepAdj:
+		k := x[0]
+		if k < x[1] && (toks[k].w == "your" || toks[k].w == "my" || toks[k].w == "our") {
+			k++
+		}
+		n := x[1] - k
+		if n < 2 || n > 3 || !styleAdjs[toks[x[1]-1].w] || specific[toks[k].w] {
+			return nil
+		}
+		subj := normSubject(toks[x[1]-1].w + " " + text[toks[k].start:toks[x[1]-2].end])
+		if subj == "" {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalPreference, Subject: subj, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
+	case emitUser:
+		v, ok := userFact(text, toks, x)
+		if !ok {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalFact, Subject: "user", Object: v, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
+	case emitFactAs:
+		if x[1]-x[0] > 4 || y[1] <= y[0] {
+			return nil
+		}
+		name := factName(toks, x, y)
+		if name == "" {
+			return nil
+		}
+		ye := y[0] + 1
+		for ye < y[1] && !valueStops[toks[ye].w] {
+			ye++
+		}
+		val := factValue(text, toks, [2]int{y[0], ye})
+		if val == "" || ye-y[0] > 4 || specific[toks[y[0]].w] && ye-y[0] == 1 {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalFact, Subject: name, Object: val, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
 	case emitSwitch, emitSwitchIns:
 		from, to := x, y
 		if p.emit == emitSwitchIns {
@@ -1414,16 +1575,18 @@ func conditional(toks []token) bool {
 	return false
 }
 
-// clausePerson returns 'i' for a clause in the first person singular, 'o'
-// for one with another explicit subject, 0 for none (an imperative or a
-// fragment, which inherits the previous clause's).
+// clausePerson returns 'i' for a clause in the first person singular, 'w'
+// for the first person plural (a team, a codebase), 'o' for a third
+// person, 0 for none (an imperative, a request to "you" or a fragment,
+// which inherits the previous clause's).
 func clausePerson(toks []token) byte {
 	for _, t := range toks {
 		switch t.w {
 		case "i", "i'm", "i'd", "i've", "i'll", "my", "me", "myself", "mine":
 			return 'i'
-		case "we", "we're", "we'd", "we've", "we'll", "our", "us", "let's", "you", "you're", "your",
-			"they", "their", "team":
+		case "we", "we're", "we'd", "we've", "we'll", "our", "us", "let's", "team":
+			return 'w'
+		case "they", "their", "he", "she", "his", "her", "they're", "he's", "she's":
 			return 'o'
 		}
 	}
@@ -2250,3 +2413,159 @@ func singular(w string) string {
 	}
 	return w
 }
+
+// specific words open a reference to one thing at hand ("use the helper",
+// "this please"), not a habit or a taste.
+var specific = setOf("the", "this", "that", "these", "those", "it", "them", "its", "it's", "me", "him",
+	"her", "here", "there", "what", "which", "one", "some")
+
+// taskVerbs open a request to do something now ("fix it please", "run
+// tests please"), not a preference.
+var taskVerbs = setOf("run", "fix", "add", "update", "check", "commit", "push", "open", "show", "try",
+	"make", "do", "create", "write", "remove", "delete", "rename", "test", "build", "deploy", "merge",
+	"rebase", "explain", "continue", "stop", "start", "look", "read", "review", "help", "give", "send",
+	"tell", "go", "install", "restart", "revert", "undo", "move", "change", "refactor", "debug", "call",
+	"wait", "retry", "proceed", "lint", "format", "print", "list", "find", "search", "get", "set", "let",
+	"keep", "thanks", "thank", "yes", "ok", "okay", "sure", "no", "not", "more", "less", "again", "one")
+
+// beDeny: "be X" that is no preference ("be sure to", "be back").
+var beDeny = setOf("sure", "able", "aware", "done", "ready", "back", "there", "here", "a", "an", "the", "so",
+	"too", "like", "afraid", "sorry", "surprised", "shy", "happy", "glad", "fine", "ok", "okay", "in", "on",
+	"at", "used", "going", "honest", "right", "wrong", "quick", "patient", "it", "that", "this", "my",
+	"your", "our", "any", "some", "more", "less")
+
+// styleAdjs close "keep N ADJ" ("keep answers short").
+var styleAdjs = setOf("short", "concise", "brief", "small", "simple", "minimal", "focused", "tight",
+	"clean", "readable", "terse", "lean", "compact", "tidy", "flat", "shallow", "consistent")
+
+// valueStops end a fact's value ("deploys to Fly.io every Friday").
+var valueStops = setOf("every", "each", "on", "at", "in", "with", "via", "using", "when", "whenever",
+	"after", "before", "by", "from", "for", "and", "but", "because", "since", "so", "if", "unless",
+	"now", "nowadays", "today", "too", "also", "as")
+
+// onlyScopeAfter reports that nothing but a scope phrase or a filler
+// follows toks[end:] in the clause ("pnpm only in this repo").
+func onlyScopeAfter(toks []token, end int) bool {
+	for _, t := range toks[end:] {
+		switch {
+		case scopePreps[t.w], scopeDets[t.w], scopeNouns[t.w], t.w == "here", t.w == "please",
+			t.w == "thanks", t.w == "always", t.w == "now":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// factName names the fact of a verb pattern from its verb and preposition:
+// "deploys to Y" is the deploy target, "deploys with Y" the deploy tool,
+// "is hosted on Y" the hosting, "builds with Y" the build tool, "releases
+// on Y" the release day, "licensed under Y" the license.
+func factName(toks []token, x, y [2]int) string {
+	verb := toks[x[1]].w
+	if (verb == "is" || verb == "are" || verb == "gets" || verb == "get") && x[1]+1 < y[0] {
+		verb = toks[x[1]+1].w
+	}
+	prep := toks[y[0]-1].w
+	head := toks[x[1]-1].w
+	for k := x[0]; k < x[1]; k++ {
+		if finiteVerbs[toks[k].w] || negators[toks[k].w] || hedges[toks[k].w] {
+			return ""
+		}
+	}
+	target := prep == "to" || prep == "on" || prep == "into"
+	switch verb {
+	case "deploys", "deploy", "deployed", "ships":
+		if target {
+			return "deploy target"
+		}
+		return "deploy tool"
+	case "goes", "go", "run", "runs", "happen", "happens":
+		switch head {
+		case "deploy", "deploys", "deployment", "deployments", "release", "releases":
+		default:
+			return ""
+		}
+		if target {
+			return "deploy target"
+		}
+		return "deploy tool"
+	case "hosted", "host", "hosts":
+		return "hosting"
+	case "build", "builds", "built":
+		return "build tool"
+	case "release", "releases", "ship":
+		return "release day"
+	case "licensed":
+		return "license"
+	}
+	return ""
+}
+
+// userFact reads "I'm X" / "I have X": the user's situation ("I'm on
+// macOS", "I have a severe peanut allergy", "I'm new to Rust"), not a
+// passing state ("I'm not sure", "I have a question", "I'm getting an
+// error"). The value keeps its verb: "is on macOS", "has a … allergy".
+func userFact(text string, toks []token, x [2]int) (string, bool) {
+	if x[1]-x[0] > 6 || x[0] == 0 {
+		return "", false
+	}
+	verb := "is"
+	switch toks[x[0]-1].w {
+	case "have", "got":
+		verb = "has"
+	}
+	first := toks[x[0]].w
+	if userDeny[first] || negators[first] || hedges[first] || specific[first] {
+		return "", false
+	}
+	if verb == "is" {
+		if strings.HasSuffix(first, "ing") && first != "learning" && first != "studying" {
+			return "", false
+		}
+		if !strings.Contains(first, "-") && pastTense(first) {
+			return "", false
+		}
+		if first == "in" && x[1]-x[0] > 1 {
+			// "I'm in the CET timezone", "I'm in Berlin"; not "in a meeting".
+			last := toks[x[1]-1]
+			if !timeWords[last.w] && !(text[last.start] >= 'A' && text[last.start] <= 'Z') {
+				return "", false
+			}
+		}
+	} else {
+		if pastTense(first) || first == "to" {
+			return "", false
+		}
+		for k := x[0]; k < x[1]; k++ {
+			if haveDeny[strings.TrimSuffix(toks[k].w, "s")] {
+				return "", false
+			}
+		}
+	}
+	for k := x[0]; k < x[1]; k++ {
+		if finiteVerbs[toks[k].w] || toks[k].w == "`" {
+			return "", false
+		}
+	}
+	v := collapseSpace(strings.TrimRight(text[toks[x[0]].start:toks[x[1]-1].end], ".,;:!?"))
+	if v == "" {
+		return "", false
+	}
+	return verb + " " + v, true
+}
+
+var (
+	userDeny = setOf("sure", "done", "going", "gonna", "confused", "stuck", "back", "ready", "fine", "ok",
+		"okay", "afraid", "sorry", "happy", "glad", "so", "just", "still", "also", "about", "here", "there",
+		"curious", "unable", "able", "aware", "pretty", "really", "very", "kind", "kinda", "too",
+		"now", "currently", "already", "almost", "off", "out", "up", "down", "over", "at", "into", "all",
+		"busy", "tired", "late", "away", "fairly", "quite", "totally", "good", "great", "lost", "fed",
+		"certain", "worried", "concerned", "interested", "excited", "afk", "sick", "no", "an", "not")
+	haveDeny = setOf("question", "idea", "problem", "issue", "error", "bug", "concern", "suggestion",
+		"request", "doubt", "feeling", "meeting", "call", "change", "pr", "branch", "file", "test",
+		"minute", "time", "look", "go", "try", "thought", "update", "fix", "patch", "commit", "plan",
+		"draft", "version", "copy", "list", "few", "couple", "quick", "another", "one", "other", "similar",
+		"same", "lot", "bunch", "some", "no", "nothing", "everything", "something", "access", "permission")
+	timeWords = setOf("timezone", "time", "utc", "gmt", "cet", "cest", "pst", "pdt", "est", "edt", "zone")
+)
