@@ -128,7 +128,8 @@ func parseLabel(s string) (Label, error) {
 }
 
 // Norm folds a subject or value for comparison: lower case, hyphens and
-// underscores as spaces, articles dropped, a plural "s" dropped.
+// underscores as spaces, articles dropped, plurals made singular, a
+// leading "is" dropped.
 func Norm(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.NewReplacer("-", " ", "_", " ", "`", "").Replace(s)
@@ -139,10 +140,19 @@ func Norm(s string) string {
 		case "", "a", "an", "the":
 			continue
 		}
-		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.ContainsAny(w, "./") {
+		switch {
+		case strings.ContainsAny(w, "./"):
+		case len(w) > 4 && strings.HasSuffix(w, "ies"):
+			w = w[:len(w)-3] + "y"
+		case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
 			w = w[:len(w)-1]
 		}
 		out = append(out, w)
+	}
+	// A fact about the user keeps its verb ("is on macOS"); the label may
+	// leave "is" out.
+	if len(out) > 1 && (out[0] == "is" || out[0] == "am") {
+		out = out[1:]
 	}
 	return strings.Join(out, " ")
 }

@@ -176,7 +176,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPref, prevImp, "make sure to X"},
 	{episode.SignalPreference, emitPref, prevImp, "make sure [that] you|we X"},
 	{episode.SignalPreference, emitPref, prevImp, "keep using X"},
-	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not Y"},
+	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not|to Y"},
 	{episode.SignalPreference, emitPref, prevImp, "prefer X"},
 	{episode.SignalPreference, emitPref, prevImp, "default to X"},
 	{episode.SignalPreference, emitPref, prevImp, "always X"},
@@ -571,6 +571,25 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		out = append(out, got...)
 	}
 
+	if endedHabit(st.toks) {
+		// "We don't use Docker anymore": an avoidance that ends a habit
+		// is a switch away from it.
+		for i := range out {
+			if out[i].Kind == episode.SignalAvoid {
+				out[i].Kind = episode.SignalSwitch
+				out[i].Global = isGlobal(episode.SignalSwitch, global, project, first)
+			}
+		}
+	}
+	for _, o := range out {
+		if o.Kind == episode.SignalSwitch {
+			// A switch and what replaces it are one statement: one scope.
+			for i := range out {
+				out[i].Global = o.Global
+			}
+			break
+		}
+	}
 	if corr && !ackRemainder(toks) {
 		// Subject: what the user says instead, when they say it.
 		c := episode.Signal{Kind: episode.SignalCorrection, Object: wrongObj, Polarity: -1,
@@ -1076,7 +1095,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if p.emit == emitFactPath && !(strings.Contains(val, "/") || strings.HasPrefix(val, "~")) {
 			return nil
 		}
-		if factDeny[head] || (!factNouns[head] && !valueLike) {
+		if subj == "default" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
 			return nil
 		}
 		if !valueLike && stateWord(toks[y[0]].w) {
@@ -1227,6 +1246,7 @@ var (
 		"ci", "pipeline", "image", "container", "environment", "env", "prod", "production", "staging",
 		"config", "configuration", "docs", "documentation", "wiki", "dashboard", "deadline", "budget",
 		"cloud", "provider", "hosting", "name", "key", "secret", "user", "node", "python", "go", "cron",
+	"command", "cache", "monorepo", "linter", "formatter", "bundler", "runner", "manager", "script",
 		"schedule", "service", "app", "website", "site", "remote", "origin", "upstream", "default")
 	factDeny = setOf("problem", "issue", "error", "goal", "reason", "point", "question", "idea", "thing",
 		"difference", "result", "output", "fix", "plan", "decision", "bug", "answer", "solution",
@@ -1316,7 +1336,7 @@ var correctionSeqs = [][]string{
 	{"this", "is", "wrong"}, {"it's", "wrong"}, {"this", "is", "not", "right"}, {"this", "isn't", "right"},
 	{"that", "isn't", "right"}, {"that", "isn't", "correct"}, {"you're", "wrong"}, {"you", "are", "wrong"},
 	{"you're", "mistaken"}, {"you", "are", "mistaken"}, {"wrong", "again"}, {"still", "wrong"},
-	{"i", "told", "you"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
+	{"i", "told", "you"}, {"i", "changed", "my", "mind"}, {"changed", "my", "mind"}, {"i've", "changed", "my", "mind"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
 }
 
 // correctionFirst holds the first words of correctionSeqs.
@@ -1344,10 +1364,11 @@ func oneMarker(toks []token) int {
 		return 0
 	case "nope", "nah", "wrong", "incorrect":
 		return 1
-	case "actually", "wait", "hmm":
-		if endOrSep && w == "actually" {
-			return 1
-		}
+	case "actually":
+		// "Actually, …", "Actually we moved to …": what follows revises
+		// what was said or assumed.
+		return 1
+	case "wait", "hmm":
 		return 0
 	case "not":
 		if len(toks) > 1 && toks[1].w == "quite" {
@@ -1538,10 +1559,25 @@ func stripFillers(toks []token) ([]token, bool) {
 			please = true
 		}
 	}
-	for len(toks) > 0 && fillers[toks[0].w] {
-		// "so that", "right now" and the like are not fillers before
-		// something that needs them; keep "then" when nothing follows.
-		toks = toks[1:]
+	for len(toks) > 0 {
+		if fillers[toks[0].w] {
+			// "so that", "right now" and the like are not fillers before
+			// something that needs them; keep "then" when nothing follows.
+			toks = toks[1:]
+			continue
+		}
+		// A leading scope ("in this repo, don't …", "here we use …") says
+		// where, not what.
+		if toks[0].w == "here" && len(toks) > 1 && !beForms[toks[1].w] {
+			toks = toks[1:]
+			continue
+		}
+		if len(toks) > 3 && (toks[0].w == "in" || toks[0].w == "for") && (toks[1].w == "this" || toks[1].w == "our") &&
+			scopeNouns[toks[2].w] {
+			toks = toks[3:]
+			continue
+		}
+		break
 	}
 	return toks, please
 }
@@ -1626,9 +1662,13 @@ func hasProjectMarker(toks []token) bool {
 				return true
 			}
 		case "here":
-			if i > 0 && toks[i-1].w == "in" {
-				return true
+			// "in here", "use pnpm here", "here we use tabs"; not "here is
+			// the log".
+			if i+1 < len(toks) && beForms[toks[i+1].w] || i > 0 && (toks[i-1].w == "over" || toks[i-1].w == "from" ||
+				toks[i-1].w == "come" || toks[i-1].w == "get" || toks[i-1].w == "is" || toks[i-1].w == "are") {
+				continue
 			}
+			return true
 		}
 	}
 	return false
@@ -2233,7 +2273,8 @@ var (
 		"include", "including", "have", "having", "adopt", "adopting", "try", "trying", "do", "doing",
 		"stick", "sticking", "go", "going", "rely", "relying", "depend", "depending", "with", "on",
 		"utilize", "utilise", "employ", "introduce", "introducing", "import", "importing", "install",
-		"installing", "keep", "keeping", "want", "wants")
+		"installing", "keep", "keeping", "want", "wants", "put", "putting", "create", "creating", "touch",
+		"touching", "commit", "committing")
 	// leadOnlyBefore are stripped only when followed by these words ("go
 	// with X", "stick to X", "rely on X"); "go" alone is a language.
 	leadPairs = map[string]map[string]bool{
@@ -2335,6 +2376,10 @@ func canon(words []string) string {
 	}
 	if len(words) == 0 {
 		return ""
+	}
+	// A tool's subcommand: "npm install", "yarn add" are about the tool.
+	if len(words) == 2 && subcommands[words[1]] && plainWord(words[0]) && !leadStrip[words[0]] {
+		words = words[:1]
 	}
 	// Discard fragments.
 	if len(words) == 1 && junkSubjects[words[0]] {
@@ -2544,7 +2589,7 @@ func userFact(text string, toks []token, x [2]int) (string, bool) {
 		}
 	}
 	for k := x[0]; k < x[1]; k++ {
-		if finiteVerbs[toks[k].w] || toks[k].w == "`" {
+		if finiteVerbs[toks[k].w] || toks[k].w == "`" || toks[k].w == "fan" || toks[k].w == "fans" {
 			return "", false
 		}
 	}
@@ -2569,3 +2614,28 @@ var (
 		"same", "lot", "bunch", "some", "no", "nothing", "everything", "something", "access", "permission")
 	timeWords = setOf("timezone", "time", "utc", "gmt", "cet", "cest", "pst", "pdt", "est", "edt", "zone")
 )
+
+// beForms of "to be" after "here" make it a presentation ("here is …").
+var beForms = setOf("is", "are", "was", "were", "it", "it's", "you", "we", "goes", "comes")
+
+// anymoreWords say a habit ended: "we don't use Docker anymore".
+func endedHabit(toks []token) bool {
+	for i, t := range toks {
+		switch t.w {
+		case "anymore":
+			return true
+		case "any":
+			if i+1 < len(toks) && toks[i+1].w == "more" {
+				return true
+			}
+		case "longer":
+			if i > 0 && toks[i-1].w == "no" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subcommands of package managers and build tools.
+var subcommands = setOf("install", "ci", "add", "exec", "dlx", "npx", "i", "run", "update", "upgrade")
