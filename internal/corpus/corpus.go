@@ -144,6 +144,9 @@ func Norm(s string) string {
 		case strings.ContainsAny(w, "./"):
 		case len(w) > 4 && strings.HasSuffix(w, "ies"):
 			w = w[:len(w)-3] + "y"
+		case len(w) > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") ||
+			strings.HasSuffix(w, "shes")):
+			w = w[:len(w)-2]
 		case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
 			w = w[:len(w)-1]
 		}

@@ -145,6 +145,8 @@ var patternDefs = []struct {
 	pat  string
 }{
 	// Preferences.
+	{episode.SignalPreference, emitInstead, nil, "use|uses|using|prefer|prefers|choose|pick|try X instead_of|rather_than Y"},
+	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am not [a] [big|huge] fan of X"},
@@ -153,12 +155,15 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A rather not X"},
 	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i'd|i_would A rather|prefer X"},
+	{episode.SignalPreference, emitKeepAdj, nil, "i A like|want|prefer|keep my X"},
 	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
+	{episode.SignalPreference, emitUse, nil, "i A want|need X"},
+	{episode.SignalPreference, emitPref, nil, "i A go_with|reach_for|tend_to_use|tend_to_go_with|stick_with|stick_to X"},
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
 	{episode.SignalPreference, emitPref, nil, "we're|we_are [a|an] X shop|house|team"},
-	{episode.SignalPreference, emitPref, prevStart, "this|our project|repo|repository|codebase|service|team|app|monorepo A uses|follows|prefers|sticks_to|sticks_with X"},
+	{episode.SignalPreference, emitPref, prevStart, "this|our|the project|repo|repository|codebase|service|team|app|monorepo A uses|follows|prefers|sticks_to|sticks_with X"},
 	{episode.SignalPreference, emitPref, prevStart, "our|the convention|standard|rule|policy [here] is [to] X"},
 	{episode.SignalPreference, emitPref, nil, "my|our go-to|go_to|favorite|favourite|default [tool|choice|option] is X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are my|our go-to|go_to|favorite|favourite|preference|default"},
@@ -186,6 +191,7 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitDont, prevImp, "don't|dont|do_not X"},
 	{episode.SignalAvoid, emitDont, prevPron, "shouldn't|should_not|mustn't|must_not X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "avoid X"},
+	{episode.SignalAvoid, emitAvoid, prevSwitching, "not using|use X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i can't|cannot|can_not stand X"},
 	{episode.SignalAvoid, emitNoX, prevStart, "no more X"},
@@ -201,12 +207,10 @@ var patternDefs = []struct {
 	{episode.SignalSwitch, emitSwitchAway, nil, "no_longer use|using X"},
 	{episode.SignalSwitch, emitSwitchAway, nil, "no_longer X"},
 	{episode.SignalSwitch, emitSwitch, prevSwitched, "dropped|ditched|abandoned X for|in_favor_of|in_favour_of Y"},
-	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "dropped|ditched|abandoned X"},
+	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "dropped|ditched|abandoned|got_rid_of X"},
 	{episode.SignalSwitch, emitSwitchAway, prevStart, "not X anymore|any_more"},
 	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop X"},
 	{episode.SignalSwitch, emitSwitch, prevImp, "replace|replaced|replacing X with|by Y"},
-	{episode.SignalPreference, emitInstead, nil, "use|using|prefer|choose|pick|try X instead_of|rather_than Y"},
-	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalPreference, emitPref, prevImp, "use X instead"},
 
 	// Decisions.
@@ -522,7 +526,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		}
 	}
 
-	person, first := byte(0), byte(0)
+	person, first, cond := byte(0), byte(0), false
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
 	for _, cl := range splitClauses(toks) {
 		ctoks, please := stripFillers(cl.toks)
@@ -532,7 +536,10 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				first = p
 			}
 		}
-		if len(ctoks) == 0 || len(ctoks) > maxClause || conditional(ctoks) {
+		if len(ctoks) > 0 && conditional(ctoks) {
+			cond = true // "if you prefer, use pytest": all of it is hedged
+		}
+		if len(ctoks) == 0 || len(ctoks) > maxClause || cond {
 			last = nil
 			continue
 		}
@@ -798,9 +805,26 @@ func blockedBefore(toks []token, i int) bool {
 		if reporting[w] && (k == 0 || toks[k-1].w != "i") {
 			return true
 		}
+		if k+1 < i && (wishVerbs[w] && (toks[k+1].w == "us" || toks[k+1].w == "me" || toks[k+1].w == "you") ||
+			w == "used" && toks[k+1].w == "to") {
+			// "my boss wants us to use Java", "I used to prefer tabs".
+			return true
+		}
+	}
+	// "it should always return an error": a thing, not a person or the
+	// codebase ("this service should never log tokens"), does it.
+	if i >= 2 && modals[toks[i-1].w] && !persons[toks[i-2].w] && !scopeNouns[toks[i-2].w] {
+		return true
 	}
 	return false
 }
+
+var (
+	wishVerbs = setOf("wants", "want", "wanted", "told", "asked", "asks", "expects", "expected", "requires",
+		"required", "forces", "forced", "makes", "made", "lets", "needs", "needed")
+	modals  = setOf("should", "must", "will", "would", "shall")
+	persons = setOf("i", "we", "you", "please", "and", "so", "really", "just", "also", "then", "definitely")
+)
 
 // emit turns a match into signals (Text and Global are set by the caller)
 // and records its primary. adopt, for a decision wrapping another match,
@@ -833,7 +857,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		}
 		if p.emit == emitNoX {
 			first := toks[m.start+1].w
-			if first != "more" && !please {
+			if first != "more" && !please && !hasProjectMarker(toks) && !hasGlobalMarker(toks) {
 				return nil
 			}
 			if noNotAvoid[toks[x[0]].w] {
@@ -844,6 +868,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] {
+			return nil
+		}
+		if toks[m.start].w == "use" && y[1] > y[0] && (specific[toks[x[0]].w] || specific[toks[y[0]].w]) {
+			// "use the staging config for this test": a task, not a habit.
 			return nil
 		}
 		s, ok := pref(p.kind, pol, x, true)
@@ -939,7 +967,8 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			episode.Signal{Kind: episode.SignalAvoid, Subject: ns, Polarity: -1})
 		m.prim = primary{subject: ws, object: wo, polarity: 1, ok: true}
 	case emitUse:
-		if x[1]-x[0] > 5 || specific[toks[x[0]].w] {
+		if w := toks[x[0]].w; x[1]-x[0] > 5 || specific[w] || w == "a" || w == "an" || w == "to" || w == "you" ||
+			w == "us" || w == "more" || w == "help" {
 			return nil
 		}
 		s, ok := pref(episode.SignalPreference, 1, x, true)
@@ -1049,6 +1078,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if toks[m.start].w == "stop" && toks[m.start+1].w != "using" && !strings.HasSuffix(toks[x[0]].w, "ing") {
 			return nil
 		}
+		if x[1]-x[0] > 2 && movePreps[toks[x[0]+1].w] && !leadStrip[toks[x[0]].w] {
+			// "no longer deploy to Heroku": what is left is Heroku.
+			x[0] += 2
+		}
 		s, ok := pref(episode.SignalSwitch, -1, x, false)
 		if !ok {
 			return nil
@@ -1079,7 +1112,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		out = append(out, s)
 		setPrim(s)
 	case emitFact, emitFactPath:
-		if x[1]-x[0] > 4 || y[1] <= y[0] {
+		if x[1]-x[0] > 6 || y[1] <= y[0] {
 			return nil
 		}
 		val := factValue(text, toks, y)
@@ -1095,7 +1128,8 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if p.emit == emitFactPath && !(strings.Contains(val, "/") || strings.HasPrefix(val, "~")) {
 			return nil
 		}
-		if subj == "default" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
+		if strings.HasPrefix(subj, "other ") || strings.HasSuffix(toks[y[0]].w, "ing") && !strings.ContainsAny(toks[y[0]].w, "./") ||
+			subj == "default" || subj == "go" || subj == "go-to" || subj == "favorite" || subj == "preference" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
 			return nil
 		}
 		if !valueLike && stateWord(toks[y[0]].w) {
@@ -1113,7 +1147,9 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 func verbAfterAlways(toks []token, x [2]int) bool {
 	w := toks[x[0]].w
 	switch w {
-	case "been", "was", "were", "is", "are", "had", "has", "seems", "seemed", "fails", "works", "returns":
+	case "been", "was", "were", "is", "are", "had", "has", "seems", "seemed", "fails", "works", "returns",
+		"forget", "forgets", "miss", "misses", "lose", "loses", "break", "breaks", "mess", "mix", "confuse",
+		"struggle", "struggles", "hit", "hits", "crash", "crashes", "get", "gets", "end", "ends", "takes", "take":
 		return false
 	}
 	return !pastTense(w)
@@ -1246,7 +1282,7 @@ var (
 		"ci", "pipeline", "image", "container", "environment", "env", "prod", "production", "staging",
 		"config", "configuration", "docs", "documentation", "wiki", "dashboard", "deadline", "budget",
 		"cloud", "provider", "hosting", "name", "key", "secret", "user", "node", "python", "go", "cron",
-	"command", "cache", "monorepo", "linter", "formatter", "bundler", "runner", "manager", "script",
+	"command", "cache", "monorepo", "linter", "formatter", "bundler", "runner", "manager", "script", "target",
 		"schedule", "service", "app", "website", "site", "remote", "origin", "upstream", "default")
 	factDeny = setOf("problem", "issue", "error", "goal", "reason", "point", "question", "idea", "thing",
 		"difference", "result", "output", "fix", "plan", "decision", "bug", "answer", "solution",
@@ -1336,7 +1372,7 @@ var correctionSeqs = [][]string{
 	{"this", "is", "wrong"}, {"it's", "wrong"}, {"this", "is", "not", "right"}, {"this", "isn't", "right"},
 	{"that", "isn't", "right"}, {"that", "isn't", "correct"}, {"you're", "wrong"}, {"you", "are", "wrong"},
 	{"you're", "mistaken"}, {"you", "are", "mistaken"}, {"wrong", "again"}, {"still", "wrong"},
-	{"i", "told", "you"}, {"i", "changed", "my", "mind"}, {"changed", "my", "mind"}, {"i've", "changed", "my", "mind"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
+	{"scratch", "that"}, {"i", "told", "you"}, {"i", "changed", "my", "mind"}, {"changed", "my", "mind"}, {"i've", "changed", "my", "mind"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
 }
 
 // correctionFirst holds the first words of correctionSeqs.
@@ -1823,6 +1859,7 @@ func prepare(text string) string {
 		}
 		ls = le + 1
 	}
+	maskQuotes(b, text)
 	for i := 0; i < len(b); i++ {
 		if b[i] != '`' {
 			continue
@@ -2081,6 +2118,11 @@ func normSlot(s string, purpose bool) (subj, obj string) {
 				words = words[:i]
 				break
 			}
+			if words[i] == "with" && scopeDets[words[i+1]] {
+				// "ESLint with the Airbnb config": the detail goes.
+				words = words[:i]
+				break
+			}
 		}
 	}
 	return canon(words), obj
@@ -2274,7 +2316,7 @@ var (
 		"stick", "sticking", "go", "going", "rely", "relying", "depend", "depending", "with", "on",
 		"utilize", "utilise", "employ", "introduce", "introducing", "import", "importing", "install",
 		"installing", "keep", "keeping", "want", "wants", "put", "putting", "create", "creating", "touch",
-		"touching", "commit", "committing")
+		"touching")
 	// leadOnlyBefore are stripped only when followed by these words ("go
 	// with X", "stick to X", "rely on X"); "go" alone is a language.
 	leadPairs = map[string]map[string]bool{
@@ -2311,7 +2353,7 @@ var junkSubjects = setOf("it", "that", "this", "these", "those", "them", "they",
 	"and", "or", "but", "to", "for", "with", "of", "in", "on", "at", "a", "an", "the", "i", "we", "me",
 	"myself", "yourself", "itself", "either", "neither", "both", "other", "others", "another", "all",
 	"fewer", "larger", "smaller", "bigger", "shorter", "longer", "simpler", "faster", "slower", "newer",
-	"older", "different", "similar")
+	"older", "different", "similar", "as", "like", "usual")
 
 // canon turns slot words into a Subject (see normSubject).
 func canon(words []string) string {
@@ -2378,7 +2420,7 @@ func canon(words []string) string {
 		return ""
 	}
 	// A tool's subcommand: "npm install", "yarn add" are about the tool.
-	if len(words) == 2 && subcommands[words[1]] && plainWord(words[0]) && !leadStrip[words[0]] {
+	if len(words) == 2 && subcommands[words[1]] && cliTools[words[0]] {
 		words = words[:1]
 	}
 	// Discard fragments.
@@ -2568,7 +2610,7 @@ func userFact(text string, toks []token, x [2]int) (string, bool) {
 		if strings.HasSuffix(first, "ing") && first != "learning" && first != "studying" {
 			return "", false
 		}
-		if !strings.Contains(first, "-") && pastTense(first) {
+		if !strings.Contains(first, "-") && pastTense(first) && first != "based" && first != "located" {
 			return "", false
 		}
 		if first == "in" && x[1]-x[0] > 1 {
@@ -2611,7 +2653,8 @@ var (
 		"request", "doubt", "feeling", "meeting", "call", "change", "pr", "branch", "file", "test",
 		"minute", "time", "look", "go", "try", "thought", "update", "fix", "patch", "commit", "plan",
 		"draft", "version", "copy", "list", "few", "couple", "quick", "another", "one", "other", "similar",
-		"same", "lot", "bunch", "some", "no", "nothing", "everything", "something", "access", "permission")
+		"same", "lot", "bunch", "some", "no", "nothing", "everything", "something", "access", "permission",
+		"deadline", "appointment", "task", "ticket")
 	timeWords = setOf("timezone", "time", "utc", "gmt", "cet", "cest", "pst", "pdt", "est", "edt", "zone")
 )
 
@@ -2639,3 +2682,44 @@ func endedHabit(toks []token) bool {
 
 // subcommands of package managers and build tools.
 var subcommands = setOf("install", "ci", "add", "exec", "dlx", "npx", "i", "run", "update", "upgrade")
+
+// cliTools take subcommands.
+var cliTools = setOf("npm", "pnpm", "yarn", "bun", "pip", "pip3", "cargo", "go", "uv", "poetry", "brew",
+	"apt", "apt-get", "gem", "bundle", "composer", "mvn", "gradle", "make", "docker", "deno", "npx", "pipx",
+	"conda", "dnf", "yum", "pacman", "nix")
+
+// movePreps follow a verb of motion or placement ("deploy to", "run on").
+var movePreps = setOf("to", "on", "onto", "into", "in", "with", "via", "through", "from")
+
+// maskQuotes hides what stands between double quotes ("…" or “…”)
+// on one line: quoted words are someone's words, not the user's statement
+// ("the README says \"always use npm ci\""). The span becomes 'x's, one
+// opaque word.
+func maskQuotes(b []byte, text string) {
+	for i := 0; i < len(b); i++ {
+		open, n := 0, 0
+		switch {
+		case b[i] == '"':
+			open, n = i, 1
+		case strings.HasPrefix(text[i:], "\u201c"):
+			open, n = i, 3
+		default:
+			continue
+		}
+		j := open + n
+		for j < len(b) && b[j] != '\n' && b[j] != '"' && !strings.HasPrefix(text[j:], "\u201d") {
+			j++
+		}
+		if j >= len(b) || b[j] == '\n' || j == open+n {
+			continue
+		}
+		for k := open + n; k < j; k++ {
+			b[k] = 'x'
+		}
+		if b[j] == '"' {
+			i = j
+		} else {
+			i = j + 2
+		}
+	}
+}
