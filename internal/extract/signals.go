@@ -156,6 +156,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i'd|i_would A rather|prefer X"},
 	{episode.SignalPreference, emitKeepAdj, nil, "i A like|want|prefer|keep my X"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A like|love|enjoy X better_than|more_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
 	{episode.SignalPreference, emitUse, nil, "i A want|need X"},
 	{episode.SignalPreference, emitPref, nil, "i A go_with|reach_for|tend_to_use|tend_to_go_with|stick_with|stick_to X"},
@@ -191,6 +192,7 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitDont, prevImp, "don't|dont|do_not X"},
 	{episode.SignalAvoid, emitDont, prevPron, "shouldn't|should_not|mustn't|must_not X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "avoid X"},
+	{episode.SignalAvoid, emitAvoid, prevImp, "omit|leave_out X"},
 	{episode.SignalAvoid, emitAvoid, prevSwitching, "not using|use X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i can't|cannot|can_not stand X"},
@@ -229,6 +231,9 @@ var patternDefs = []struct {
 	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|gets_deployed|get_deployed|goes|go to|on|into Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|goes|go|run|runs|happen|happens with|via|through|using Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X is_hosted|are_hosted|host|hosts on|at|by Y"},
+	{episode.SignalFact, emitFactAs, nil, "we|i A host|deploy|ship the|our|it X on|to|at Y"},
+	{episode.SignalFact, emitFact, prevStart, "X runs|run on|in Y"},
+	{episode.SignalFact, emitFactPath, prevStart, "X go|goes|get_written|are_written|is_written|get_logged|are_logged|is_logged to Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X build|builds|is_built|are_built with|using Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X release|releases|ship on|every Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X is_licensed|are_licensed under Y"},
@@ -588,6 +593,17 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			}
 		}
 	}
+	for i := range out {
+		if out[i].Kind != episode.SignalDecision {
+			continue
+		}
+		for _, o := range out {
+			if o.Kind != episode.SignalDecision && o.Subject == out[i].Subject {
+				out[i].Global = o.Global // one statement, one scope
+				break
+			}
+		}
+	}
 	for _, o := range out {
 		if o.Kind == episode.SignalSwitch {
 			// A switch and what replaces it are one statement: one scope.
@@ -883,8 +899,24 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 				return nil
 			}
 		}
+		if pol > 0 {
+			// "I prefer JavaScript without semicolons": X, and not Y.
+			for j := x[0] + 1; j < x[1]-1; j++ {
+				if toks[j].w == "without" {
+					ws, wok := pref(episode.SignalAvoid, -1, [2]int{j + 1, x[1]}, false)
+					if xs, xok := pref(p.kind, pol, [2]int{x[0], j}, true); wok && xok {
+						out = append(out, xs, ws)
+						setPrim(xs)
+						return out
+					}
+				}
+			}
+		}
 		out = append(out, s)
 		setPrim(s)
+		if a, ok := notAfter(toks, m.end, span); ok && pol > 0 {
+			out = append(out, a) // "this service uses gRPC, not REST"
+		}
 	case emitPrefOver:
 		if negators[toks[x[0]].w] {
 			return nil
@@ -928,6 +960,15 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			}
 			out = append(out, s)
 			setPrim(s)
+		case verb == "need" && k+1 < x[1] && !specific[toks[k+1].w] && toks[k+1].w != "to" && toks[k+1].w != "a" &&
+			toks[k+1].w != "an" && toks[k+1].w != "you":
+			// "I don't need long explanations".
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, true)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
 		case dontDeny[verb]:
 			return nil
 		case likeVerbs[verb]:
@@ -945,7 +986,18 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, s)
 			setPrim(s)
 		default:
-			s, ok := pref(episode.SignalAvoid, -1, [2]int{k, x[1]}, true)
+			e := x[1]
+			if placeVerbs[verb] {
+				// "don't add semicolons to my JS files": what is avoided
+				// is the thing, not the place.
+				for j := k + 2; j < e; j++ {
+					if w := toks[j].w; w == "to" || w == "into" || w == "in" || w == "onto" {
+						e = j
+						break
+					}
+				}
+			}
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k, e}, true)
 			if !ok {
 				return nil
 			}
@@ -1129,6 +1181,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		if strings.HasPrefix(subj, "other ") || strings.HasSuffix(toks[y[0]].w, "ing") && !strings.ContainsAny(toks[y[0]].w, "./") ||
+			repoNouns[subj] || subj == "service" || subj == "app" || subj == "team" ||
 			subj == "default" || subj == "go" || subj == "go-to" || subj == "favorite" || subj == "preference" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
 			return nil
 		}
@@ -1282,7 +1335,7 @@ var (
 		"ci", "pipeline", "image", "container", "environment", "env", "prod", "production", "staging",
 		"config", "configuration", "docs", "documentation", "wiki", "dashboard", "deadline", "budget",
 		"cloud", "provider", "hosting", "name", "key", "secret", "user", "node", "python", "go", "cron",
-	"command", "cache", "monorepo", "linter", "formatter", "bundler", "runner", "manager", "script", "target",
+		"command", "cache", "monorepo", "linter", "formatter", "bundler", "runner", "manager", "script", "target",
 		"schedule", "service", "app", "website", "site", "remote", "origin", "upstream", "default")
 	factDeny = setOf("problem", "issue", "error", "goal", "reason", "point", "question", "idea", "thing",
 		"difference", "result", "output", "fix", "plan", "decision", "bug", "answer", "solution",
@@ -1697,6 +1750,12 @@ func hasProjectMarker(toks []token) bool {
 			if i+1 < len(toks) && scopeNouns[toks[i+1].w] {
 				return true
 			}
+		case "the":
+			if i+1 < len(toks) && repoNouns[toks[i+1].w] {
+				return true
+			}
+		case "generated", "vendored":
+			return true // "never edit the generated client": a part of this codebase
 		case "here":
 			// "in here", "use pnpm here", "here we use tabs"; not "here is
 			// the log".
@@ -2553,6 +2612,9 @@ func factName(toks []token, x, y [2]int) string {
 	if (verb == "is" || verb == "are" || verb == "gets" || verb == "get") && x[1]+1 < y[0] {
 		verb = toks[x[1]+1].w
 	}
+	if x[0] >= 2 && (toks[x[0]-2].w == "host" || toks[x[0]-2].w == "deploy" || toks[x[0]-2].w == "ship") {
+		verb = toks[x[0]-2].w // "we host the app on Render"
+	}
 	prep := toks[y[0]-1].w
 	head := toks[x[1]-1].w
 	for k := x[0]; k < x[1]; k++ {
@@ -2723,3 +2785,24 @@ func maskQuotes(b []byte, text string) {
 		}
 	}
 }
+
+// notAfter reads "not Y" right after a preference's slot, up to the end
+// of the clause: the avoidance that goes with it.
+func notAfter(toks []token, end int, span func([2]int) string) (episode.Signal, bool) {
+	if end >= len(toks) || toks[end].w != "not" && toks[end].w != "never" || len(toks)-end-1 > 3 || len(toks)-end-1 < 1 {
+		return episode.Signal{}, false
+	}
+	for _, t := range toks[end+1:] {
+		if finiteVerbs[t.w] || specific[t.w] || slotStops[t.w] {
+			return episode.Signal{}, false
+		}
+	}
+	subj, _ := normSlot(span([2]int{end + 1, len(toks)}), false)
+	if subj == "" {
+		return episode.Signal{}, false
+	}
+	return episode.Signal{Kind: episode.SignalAvoid, Subject: subj, Polarity: -1}, true
+}
+
+// placeVerbs put something somewhere: "add X to Y" is about X.
+var placeVerbs = setOf("add", "put", "append", "insert", "include", "commit", "push", "write", "paste")
