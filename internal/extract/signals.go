@@ -1181,7 +1181,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		if strings.HasPrefix(subj, "other ") || strings.HasSuffix(toks[y[0]].w, "ing") && !strings.ContainsAny(toks[y[0]].w, "./") ||
-			repoNouns[subj] || subj == "service" || subj == "app" || subj == "team" ||
+			(repoNouns[subj] || subj == "service" || subj == "app" || subj == "team") && x[1] < len(toks) && toks[x[1]].w == "uses" ||
 			subj == "default" || subj == "go" || subj == "go-to" || subj == "favorite" || subj == "preference" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
 			return nil
 		}
