@@ -217,6 +217,7 @@ type cycle struct {
 	fresh   map[string]bool // created, revised, split or merged in this cycle
 	used    map[string]bool // episodes that are evidence of some belief
 	epCache map[string]episode.Episode
+	retired []retiredClaim // claims the user corrected, and since when
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -236,6 +237,13 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 			s.beliefs[b.ID] = &b
 			s.order = append(s.order, b.ID)
 		}
+		if b.Status == belief.StatusRevised {
+			at := b.UpdatedAt
+			if n := len(b.Revisions); n > 0 && !b.Revisions[n-1].Timestamp.IsZero() {
+				at = b.Revisions[n-1].Timestamp
+			}
+			s.noteRetired(&b, at)
+		}
 		return nil
 	})
 	if err != nil {
@@ -254,6 +262,8 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 		}
 	}
 	s.st.Pool = len(pool)
+	// What the user said in so many words bears on beliefs at once.
+	s.statedAll(ctx, newEps)
 	clusters := clusterEpisodes(newEps, pool, s.o.ClusterSimilarity)
 	s.st.Clusters = len(clusters)
 	_, local := s.judge.(Local)
@@ -500,10 +510,11 @@ func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 	}
 	pseudo := &belief.Belief{Statement: cand.Statement, Subject: cand.Subject, Predicate: cand.Predicate, Context: cand.Context}
 	var sup, con, par []string
+	pc, pok := beliefClaim(pseudo)
 	for i := range cand.Episodes {
 		e := &cand.Episodes[i]
-		if selfReference(pseudo, e) {
-			continue
+		if selfReference(pseudo, e) || pok && s.stale(partKey(cl.scope, cl.projectPath), pc, when(e)) {
+			continue // quotes the belief, or predates its correction
 		}
 		switch classifyLocal(pseudo, e) {
 		case Contradicts:

@@ -409,6 +409,7 @@ func (sc *scanner) add(s episode.Signal) {
 		o := &sc.sigs[i]
 		if o.Kind == s.Kind && o.Subject == s.Subject && o.Object == s.Object && o.Polarity == s.Polarity {
 			o.Global = o.Global || s.Global
+			o.Stated = o.Stated || s.Stated
 			return
 		}
 	}
@@ -453,6 +454,7 @@ func (sc *scanner) scanUser(text string) {
 			}
 		}
 		for _, s := range r.sigs {
+			s.Stated = true
 			sc.add(s)
 		}
 	}
@@ -886,7 +888,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] {
 			return nil
 		}
-		if toks[m.start].w == "use" && y[1] > y[0] && (specific[toks[x[0]].w] || specific[toks[y[0]].w]) {
+		if toks[m.start].w == "use" && y[1] > y[0] && specific[toks[x[0]].w] {
 			// "use the staging config for this test": a task, not a habit.
 			return nil
 		}
