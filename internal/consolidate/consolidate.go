@@ -83,6 +83,9 @@ type Options struct {
 	PoolSize   int
 	// Force runs a cycle whatever the triggers say.
 	Force bool
+	// Progress, when set, is told after each batch of episodes how many of
+	// the pending ones were worked.
+	Progress func(done, total int)
 }
 
 func (o Options) withDefaults() Options {
@@ -121,6 +124,25 @@ type Stats struct {
 	// the first cluster not worked, and the next cycle goes on from there.
 	Deferred bool  `json:"deferred,omitempty"`
 	Millis   int64 `json:"ms"`
+}
+
+// add sums a batch's stats into a cycle's; Deferred is the last batch's.
+func (st *Stats) add(b Stats) {
+	st.Episodes += b.Episodes
+	st.Pool = max(st.Pool, b.Pool)
+	st.Clusters += b.Clusters
+	st.Worked += b.Worked
+	st.Created += b.Created
+	st.Supported += b.Supported
+	st.Contradicted += b.Contradicted
+	st.Partial += b.Partial
+	st.Classified += b.Classified
+	st.Revised += b.Revised
+	st.Split += b.Split
+	st.Merged += b.Merged
+	st.Archived += b.Archived
+	st.Fallbacks += b.Fallbacks
+	st.Deferred = b.Deferred
 }
 
 // Checkpoint is where consolidation stands.
@@ -181,19 +203,41 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 			pending, o.EpisodeThreshold, now.Sub(cp.At).Round(time.Minute), o.Interval)
 		return st, nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, o.CycleBudget)
-	defer cancel()
-	s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &st,
-		beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
-		fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
-	next, err := s.run(cctx, cp)
-	if err != nil {
-		return st, err
+	// A costly judge has a time budget per cycle (and a cluster budget, in
+	// run); the local judge costs nothing per call, so a cycle works
+	// through everything pending, in batches of MaxEpisodes, each
+	// committed with its checkpoint.
+	_, local := judge.(Local)
+	cctx := ctx
+	if !local {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, o.CycleBudget)
+		defer cancel()
 	}
-	// The cycle's work and its checkpoint commit together; a parent
-	// context cancelled by now still lets this write through.
-	if err := s.save(context.WithoutCancel(ctx), Checkpoint{Seq: next, At: now}); err != nil {
-		return st, err
+	done := 0
+	for {
+		var bst Stats
+		s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &bst,
+			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
+			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
+		next, err := s.run(cctx, cp)
+		if err != nil {
+			return st, err
+		}
+		// The batch's work and its checkpoint commit together; a parent
+		// context cancelled by now still lets this write through.
+		if err := s.save(context.WithoutCancel(ctx), Checkpoint{Seq: next, At: now}); err != nil {
+			return st, err
+		}
+		st.add(bst)
+		done += bst.Episodes
+		if o.Progress != nil {
+			o.Progress(min(done, pending), pending)
+		}
+		if !local || !bst.Deferred || bst.Episodes == 0 || next <= cp.Seq || ctx.Err() != nil {
+			break
+		}
+		cp = Checkpoint{Seq: next, At: now}
 	}
 	log.Info("consolidated", "episodes", st.Episodes, "clusters", st.Clusters, "created", st.Created,
 		"supported", st.Supported, "contradicted", st.Contradicted, "revised", st.Revised, "split", st.Split,

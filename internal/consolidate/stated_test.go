@@ -213,3 +213,46 @@ func mustList(t *testing.T, db *store.DB) []belief.Belief {
 	}
 	return all
 }
+
+// TestLocalJudgeWorksEverything: with the local judge one cycle works
+// through every pending episode, batch by batch, and says how far it got.
+func TestLocalJudgeWorksEverything(t *testing.T) {
+	w := newStatedWorld(t)
+	now := day0.Add(24 * time.Hour)
+	for i := range 35 {
+		capture(t, w.db, fmt.Sprintf("s%d", i), now.Add(time.Duration(i)*time.Minute),
+			fmt.Sprintf("please look at file number %d and tell me what it does", i), w.offset)
+	}
+	capture(t, w.db, "s-last", now.Add(time.Hour), "never add emoji to commit messages", w.offset)
+	emb := embed.NewLocal()
+	p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: emb, Log: logx.Discard(), Concurrency: 1,
+		Now: func() time.Time { return now }}
+	if _, err := p.Run(w.ctx); err != nil {
+		t.Fatal(err)
+	}
+	total, err := w.db.CountEpisodesAfter(w.ctx, 0)
+	if err != nil || total < 21 {
+		t.Fatalf("%d episodes (%v), want more than two batches", total, err)
+	}
+	var calls [][2]int
+	c := &consolidate.Consolidator{DB: w.db, Judge: consolidate.Local{}, Embedder: emb, Options: consolidate.Options{
+		Force: true, MaxEpisodes: 10, Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }}}
+	st, err := c.Run(w.ctx, now.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Deferred || st.Episodes != total {
+		t.Errorf("stats %+v: want all %d episodes worked in one cycle, not deferred", st, total)
+	}
+	if len(calls) != (total+9)/10 || calls[len(calls)-1] != [2]int{total, total} {
+		t.Errorf("progress calls %v, want %d batches ending at %d/%d", calls, (total+9)/10, total, total)
+	}
+	w.expect("User avoids emoji.", belief.StatusActive, 4, 1)
+	cp, err := consolidate.LoadCheckpoint(w.ctx, w.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := w.db.CountEpisodesAfter(w.ctx, cp.Seq); n != 0 {
+		t.Errorf("%d episodes left after the checkpoint, want 0", n)
+	}
+}
