@@ -198,6 +198,9 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 	}
 	switch {
 	case o.Force, pending >= o.EpisodeThreshold, now.Sub(cp.At) >= o.Interval:
+	case pending > 0 && c.statedPending(ctx, cp.Seq, pending):
+		// Something the user said in so many words waits: it becomes a
+		// belief at this cycle, not after the next 20 episodes.
 	default:
 		st.Skipped = fmt.Sprintf("%d new episodes (threshold %d), last cycle %s ago (interval %s)",
 			pending, o.EpisodeThreshold, now.Sub(cp.At).Round(time.Minute), o.Interval)
@@ -243,6 +246,21 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		"supported", st.Supported, "contradicted", st.Contradicted, "revised", st.Revised, "split", st.Split,
 		"merged", st.Merged, "archived", st.Archived, "deferred", st.Deferred)
 	return st, nil
+}
+
+// statedPending reports whether one of the n episodes after seq (fewer
+// than the episode threshold) holds an explicit statement.
+func (c *Consolidator) statedPending(ctx context.Context, seq int64, n int) bool {
+	eps, err := c.DB.EpisodesAfter(ctx, seq, n)
+	if err != nil {
+		return false // the triggers decide without it
+	}
+	for _, e := range eps {
+		if claims, _, _ := statedOf(&e.Episode); len(claims) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // cycle is the working state of one run.

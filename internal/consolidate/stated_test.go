@@ -256,3 +256,37 @@ func TestLocalJudgeWorksEverything(t *testing.T) {
 		t.Errorf("%d episodes left after the checkpoint, want 0", n)
 	}
 }
+
+// TestStatedTriggersCycle: one explicit statement makes the next cycle
+// consolidate, though the episode and time triggers are far off; chatter
+// does not.
+func TestStatedTriggersCycle(t *testing.T) {
+	w := newStatedWorld(t)
+	now := day0
+	run := func(text string) consolidate.Stats {
+		now = now.Add(time.Hour)
+		w.n++
+		capture(t, w.db, fmt.Sprintf("s%d", w.n), now, text, w.offset)
+		p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: embed.NewLocal(), Log: logx.Discard(),
+			Concurrency: 1, Now: func() time.Time { return now }}
+		if _, err := p.Run(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := &consolidate.Consolidator{DB: w.db, Judge: consolidate.Local{}, Embedder: embed.NewLocal()}
+		st, err := c.Run(w.ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := run("fix the failing test in auth.go"); st.Skipped != "" {
+		t.Fatalf("first cycle skipped: %s", st.Skipped) // never consolidated before: due
+	}
+	if st := run("run the linter on the parser package"); st.Skipped == "" {
+		t.Errorf("a cycle ran for chatter alone: %+v", st)
+	}
+	if st := run("never add emoji to commit messages"); st.Skipped != "" || st.Created != 1 {
+		t.Errorf("stats %+v: want the statement to form its belief at once", st)
+	}
+	w.expect("User avoids emoji.", belief.StatusActive, 4, 1)
+}
