@@ -1,6 +1,7 @@
 package consolidate_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/logx"
+	"github.com/engram-memory/engram/internal/portable"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -289,4 +291,31 @@ func TestStatedTriggersCycle(t *testing.T) {
 		t.Errorf("stats %+v: want the statement to form its belief at once", st)
 	}
 	w.expect("User avoids emoji.", belief.StatusActive, 4, 1)
+}
+
+// TestCorrectionSurvivesExportImport: the corrected fact does not come back
+// in a store rebuilt from an export and consolidated from scratch.
+func TestCorrectionSurvivesExportImport(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(1, "our database is Postgres")
+	w.day(2, "Actually we moved from Postgres to SQLite last week")
+	var buf bytes.Buffer
+	if _, err := portable.Export(w.ctx, w.db, &buf); err != nil {
+		t.Fatal(err)
+	}
+	w2 := newStatedWorld(t)
+	if _, err := portable.Import(w2.ctx, w2.db, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.db.SetMeta(w2.ctx, consolidate.CheckpointKey, `{"seq":0}`); err != nil {
+		t.Fatal(err)
+	}
+	w2.day(3)
+	for _, b := range mustList(t, w2.db) {
+		if b.Status == belief.StatusActive && b.Context == "postgres" {
+			w2.dump()
+			t.Fatalf("the corrected fact came back after export and import: %q", b.Statement)
+		}
+	}
+	w2.expect("In project tools, database is sqlite.", belief.StatusActive, 4, 1)
 }
