@@ -234,7 +234,7 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		}
 		st.add(bst)
 		done += bst.Episodes
-		if o.Progress != nil {
+		if o.Progress != nil && (bst.Episodes > 0 || done == 0) {
 			o.Progress(min(done, pending), pending)
 		}
 		if !local || !bst.Deferred || bst.Episodes == 0 || next <= cp.Seq || ctx.Err() != nil {

@@ -195,7 +195,7 @@ func classifyLocal(b *belief.Belief, e *episode.Episode) Relation {
 		case classFact:
 			if c.object == bc.object {
 				agree = true
-			} else {
+			} else if bc.subject != userSubject {
 				disagree = true
 			}
 		case classPref:
@@ -341,8 +341,12 @@ func Render(scope, project, subject, predicate, context string) string {
 	subject = clipWords(subject, 10)
 	context = clipWords(context, 8)
 	var s string
-	switch predicate {
-	case PredIs:
+	switch {
+	case predicate == PredIs && subject == "user":
+		// A fact about the user keeps its verb: "User is on macOS.",
+		// "User has a severe peanut allergy."
+		s = "user " + context
+	case predicate == PredIs:
 		s = subject + " is " + context
 		if scope == episode.ScopeProject && project != "" {
 			s = "In project " + clipWords(project, 4) + ", " + s

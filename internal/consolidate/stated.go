@@ -213,6 +213,9 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	return true
 }
 
+// userSubject is the subject of the facts the user states about themself.
+const userSubject = "user"
+
 // agrees: the same polarity of a preference (whatever purpose each
 // names: "bun for scripts" is still bun), the same value of a fact.
 func agrees(bc, c claim) bool {
@@ -226,7 +229,9 @@ func agrees(bc, c claim) bool {
 // another value of a fact.
 func disagrees(bc, c claim) bool {
 	if bc.class == classFact {
-		return bc.object != c.object
+		// What the user says of themself is many facts, not one value:
+		// "has a peanut allergy" and "is on macOS" both hold.
+		return bc.object != c.object && bc.subject != userSubject
 	}
 	return bc.polarity != c.polarity && c.object == bc.object
 }

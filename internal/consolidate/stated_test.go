@@ -319,3 +319,12 @@ func TestCorrectionSurvivesExportImport(t *testing.T) {
 	}
 	w2.expect("In project tools, database is sqlite.", belief.StatusActive, 4, 1)
 }
+
+// TestStatedUserFact: what the user says of themself is a global fact
+// phrased with its verb.
+func TestStatedUserFact(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(1, "I have a severe peanut allergy", "I'm on macOS")
+	w.expect("User has a severe peanut allergy.", belief.StatusActive, 4, 1)
+	w.expect("User is on macos.", belief.StatusActive, 4, 1)
+}

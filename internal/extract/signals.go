@@ -1170,6 +1170,9 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		val := factValue(text, toks, y)
+		if i := strings.Index(val, " ("); i > 0 {
+			val = val[:i] // "(see #12)", "(case 8)": an aside, not the value
+		}
 		if val == "" {
 			return nil
 		}
@@ -1178,7 +1181,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		head := subj[strings.LastIndexByte(subj, ' ')+1:]
-		valueLike := looksLikeValue(val)
+		// A value is a path, a URL, a number… from its first word on: "is
+		// unclear (case 8)" holds a digit but is a state.
+		first := strings.Fields(val)[0]
+		valueLike := looksLikeValue(first)
 		if p.emit == emitFactPath && !(strings.Contains(val, "/") || strings.HasPrefix(val, "~")) {
 			return nil
 		}
@@ -1187,7 +1193,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			subj == "default" || subj == "go" || subj == "go-to" || subj == "favorite" || subj == "preference" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
 			return nil
 		}
-		if !valueLike && stateWord(toks[y[0]].w) {
+		if !valueLike && (stateWord(toks[y[0]].w) || negators[toks[y[0]].w] || toks[y[0]].w == "too") {
 			return nil
 		}
 		s := episode.Signal{Kind: episode.SignalFact, Subject: subj, Object: val, Polarity: 1}
