@@ -34,13 +34,22 @@ import (
 // different words gets the same Subject.
 //
 // Global: a signal is global when its sentence says so ("in general", "in
-// all my projects", "everywhere"), or when the user speaks in the first
-// person singular ("I prefer", "I never", "my go-to", inherited by later
-// clauses of the same sentence) about a preference, avoidance or switch and
-// the sentence does not name this project ("in this repo", "this service",
-// "our codebase"). Everything else — imperatives ("never use X"), "we …"
-// conventions, decisions, corrections, facts — is project-scoped unless a
-// global marker is present.
+// all my projects", "everywhere"); project-scoped when it names this
+// codebase ("in this repo", "here", "this service", "our codebase", "the
+// repo", generated code); otherwise by who speaks: the user's own habits
+// and taste — first person singular ("I prefer", "I never", "my go-to",
+// inherited by later clauses of the same sentence) and imperatives ("never
+// add emoji to commit messages") — are global; the first person plural
+// ("we use pnpm", "we're a pnpm shop") speaks for the team and the
+// codebase: project. Switches, corrections and facts are project-scoped
+// unless the user speaks of themself ("I switched to Helix", "I'm on
+// macOS"); a switch and the preference it states share one scope.
+//
+// Stated: every signal found in the user's own text is Stated; such a
+// signal becomes a belief at once (package consolidate).
+//
+// The labelled corpus in testdata/corpus measures all this (package
+// corpus, `go run ./bench/corpus`).
 
 // maxSignals bounds the signals of one exchange.
 const maxSignals = 24
