@@ -479,6 +479,12 @@ func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []cl
 			sim = float64(embed.Cosine(vec, b.Embedding))
 		}
 		if bc, ok := beliefClaim(b); ok {
+			if differentSubjects(bc, exact, claims) {
+				// Both sides say what they are about, and it differs:
+				// however close the vectors (a sentence embedder puts
+				// "prefers bun" next to "prefers npm"), no match.
+				continue
+			}
 			if exact != nil && *exact == bc {
 				sim = max(sim, sameClaim)
 			}
@@ -494,6 +500,23 @@ func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []cl
 	}
 	slices.SortStableFunc(out, func(a, b match) int { return cmp.Compare(b.sim, a.sim) })
 	return out
+}
+
+// differentSubjects reports a belief whose claim is about another subject
+// than every claim known of the other side (none known: false).
+func differentSubjects(bc claim, exact *claim, claims []claim) bool {
+	if exact == nil && len(claims) == 0 {
+		return false
+	}
+	if exact != nil && exact.subject == bc.subject {
+		return false
+	}
+	for _, c := range claims {
+		if c.subject == bc.subject {
+			return false
+		}
+	}
+	return true
 }
 
 // candidate matches one candidate against the partition's beliefs.

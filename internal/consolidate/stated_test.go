@@ -328,3 +328,58 @@ func TestStatedUserFact(t *testing.T) {
 	w.expect("User has a severe peanut allergy.", belief.StatusActive, 4, 1)
 	w.expect("User is on macos.", belief.StatusActive, 4, 1)
 }
+
+// flatEmbedder puts every text at the same point: the worst case of a
+// sentence embedder, for which every preference sentence is close to
+// every other.
+type flatEmbedder struct{}
+
+func (flatEmbedder) Name() string { return "flat-test" }
+func (flatEmbedder) Dim() int     { return 4 }
+func (flatEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{0.5, 0.5, 0.5, 0.5}
+	}
+	return out, nil
+}
+
+// inferred is the local extractor with nothing stated: its signals take
+// the clustering path, as a model's would.
+type inferred struct{ *extract.Local }
+
+func (x inferred) Extract(ctx context.Context, in extract.Input) (extract.Draft, error) {
+	d, err := x.Local.Extract(ctx, in)
+	for i := range d.Signals {
+		d.Signals[i].Stated = false
+	}
+	return d, err
+}
+
+// TestCosineAloneDoesNotMatch: with an embedder for which every sentence
+// is close to every other, a belief about npm is not taken for one about
+// bun: when both sides say what they are about, the subjects decide.
+func TestCosineAloneDoesNotMatch(t *testing.T) {
+	w := newStatedWorld(t)
+	run := func(d int, texts ...string) {
+		now := day0.Add(time.Duration(d) * 24 * time.Hour)
+		for i, u := range texts {
+			w.n++
+			capture(t, w.db, fmt.Sprintf("f%d", w.n), now.Add(time.Duration(i)*time.Minute), u, w.offset)
+		}
+		p := &ingest.Pipeline{DB: w.db, Extractor: inferred{extract.NewLocal()}, Embedder: flatEmbedder{}, Log: logx.Discard(), Concurrency: 1,
+			Now: func() time.Time { return now }, DedupSimilarity: 1.1}
+		if _, err := p.Run(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := &consolidate.Consolidator{DB: w.db, Judge: consolidate.Local{}, Embedder: flatEmbedder{}, Options: consolidate.Options{Force: true}}
+		if _, err := c.Run(w.ctx, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(1, "I prefer bun for scripts", "I always prefer bun", "I prefer bun when running the seed script")
+	w.expect("User prefers bun.", belief.StatusActive, 4, 1)
+	run(2, "I prefer npm for installs", "I always prefer npm", "I prefer npm for the CI image")
+	w.expect("User prefers bun.", belief.StatusActive, 4, 1)
+	w.expect("User prefers npm.", belief.StatusActive, 4, 1)
+}
