@@ -383,3 +383,14 @@ func TestCosineAloneDoesNotMatch(t *testing.T) {
 	w.expect("User prefers bun.", belief.StatusActive, 4, 1)
 	w.expect("User prefers npm.", belief.StatusActive, 4, 1)
 }
+
+// TestDecisionNotStated: a decision about the task at hand forms no belief
+// at once.
+func TestDecisionNotStated(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(1, "let's go with the retry loop for this one")
+	if bs := mustList(t, w.db); len(bs) != 0 {
+		w.dump()
+		t.Fatalf("a decision formed a belief at once")
+	}
+}

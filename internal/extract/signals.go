@@ -45,8 +45,8 @@ import (
 // unless the user speaks of themself ("I switched to Helix", "I'm on
 // macOS"); a switch and the preference it states share one scope.
 //
-// Stated: every signal found in the user's own text is Stated; such a
-// signal becomes a belief at once (package consolidate).
+// Stated: every signal found in the user's own text, decisions aside, is
+// Stated; such a signal becomes a belief at once (package consolidate).
 //
 // The labelled corpus in testdata/corpus measures all this (package
 // corpus, `go run ./bench/corpus`).
@@ -463,7 +463,10 @@ func (sc *scanner) scanUser(text string) {
 			}
 		}
 		for _, s := range r.sigs {
-			s.Stated = true
+			// A decision ("let's go with the map here") is often about
+			// the task at hand: it takes the clustering path, three
+			// mentions. What the user states as a rule is Stated.
+			s.Stated = s.Kind != episode.SignalDecision
 			sc.add(s)
 		}
 	}
