@@ -23,7 +23,7 @@ var statedPrompts = []string{
 const (
 	statedQuestion   = "Add tests for the new parser: table-driven tests or something else?"
 	statedCorrection = "we dropped table-driven tests, use plain subtests now"
-	statedBelief     = "User prefers table-driven test."
+	statedBelief     = "User prefers table-driven tests."
 	statedTestify    = "User avoids testify."
 )
 

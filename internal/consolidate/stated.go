@@ -1,9 +1,11 @@
 package consolidate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
@@ -40,6 +42,10 @@ import (
 type statedClaim struct {
 	c      claim
 	global bool
+	// display is the subject as the user wrote it when that was its
+	// plural ("table-driven tests"): the statement reads as they said it,
+	// while the claim stays normalised for matching.
+	display string
 }
 
 // statedOf returns the claims e states, the switches it states (from →
@@ -63,12 +69,40 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 		if !ok {
 			continue
 		}
-		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == ""}
-		if !slices.Contains(claims, sc) {
+		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: plural(s.Text, c.subject)}
+		if !slices.ContainsFunc(claims, func(o statedClaim) bool { return o.c == sc.c && o.global == sc.global }) {
 			claims = append(claims, sc)
 		}
 	}
 	return claims, switches, corrects
+}
+
+// plural returns subject's plural when text holds it ("table-driven
+// tests" for "table-driven test"), else subject.
+func plural(text, subject string) string {
+	t := strings.ToLower(text)
+	forms := []string{subject + "s", subject + "es"}
+	if strings.HasSuffix(subject, "y") {
+		forms = append(forms, strings.TrimSuffix(subject, "y")+"ies")
+	}
+	for _, p := range forms {
+		for off := 0; ; {
+			i := strings.Index(t[off:], p)
+			if i < 0 {
+				break
+			}
+			i += off
+			if (i+len(p) == len(t) || !isWordByte(t[i+len(p)])) && (i == 0 || !isWordByte(t[i-1])) {
+				return p
+			}
+			off = i + 1
+		}
+	}
+	return subject
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
 // retiredClaim is a claim no longer held in a partition, since At.
@@ -179,7 +213,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			}
 		}
 		if !supported {
-			nb := s.createStated(ctx, e, sc.c, scope, project, path)
+			nb := s.createStated(ctx, e, sc.c, sc.display, scope, project, path)
 			for _, old := range retired {
 				nb.ParentID = old.ID
 				old.Children = append(old.Children, nb.ID)
@@ -204,7 +238,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			s.retire(b, e, t)
 			if sw[1] != "" {
 				nc := claim{subject: bc.subject, class: classFact, polarity: 1, object: sw[1]}
-				nb := s.createStated(ctx, e, nc, b.Scope, b.Project, b.ProjectPath)
+				nb := s.createStated(ctx, e, nc, nc.subject, b.Scope, b.Project, b.ProjectPath)
 				nb.ParentID = b.ID
 				b.Children = append(b.Children, nb.ID)
 			}
@@ -276,7 +310,7 @@ func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 }
 
 // createStated makes a belief from one stated claim.
-func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, scope, project, path string) *belief.Belief {
+func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, display, scope, project, path string) *belief.Belief {
 	pred, ctxt := PredPrefers, ""
 	switch {
 	case c.class == classFact:
@@ -287,7 +321,7 @@ func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, s
 	w := float64(belief.StatedWeight)
 	b := &belief.Belief{
 		ID: store.NewID("bl_"), Subject: c.subject, Predicate: pred, Context: ctxt, Timeframe: belief.TimeCurrent,
-		Statement: Render(scope, project, c.subject, pred, ctxt),
+		Statement: Render(scope, project, cmp.Or(display, c.subject), pred, ctxt),
 		Alpha:     1 + w, Beta: 1, Scope: scope, Project: project, ProjectPath: path,
 		Supporting: []string{e.ID}, Status: belief.StatusActive, EvidenceCount: belief.StatedWeight, Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,

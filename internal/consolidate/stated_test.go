@@ -107,7 +107,7 @@ func TestStatedScenario(t *testing.T) {
 	w := newStatedWorld(t)
 	w.day(1, "I prefer bun for my scripts, please use it to run this one", "I prefer tabs for indentation in my own code")
 	w.expect("User prefers bun.", belief.StatusActive, 4, 1)
-	w.expect("User prefers tab.", belief.StatusActive, 4, 1)
+	w.expect("User prefers tabs.", belief.StatusActive, 4, 1)
 	if b := w.find("User prefers bun."); b.EvidenceCount != belief.StatedWeight || len(b.Supporting) != 1 {
 		t.Fatalf("one statement: evidence %d, supporting %v; want %d and one episode", b.EvidenceCount, b.Supporting, belief.StatedWeight)
 	}
@@ -115,7 +115,7 @@ func TestStatedScenario(t *testing.T) {
 	w.day(3, "I prefer bun when running the seed script as well", "I prefer tabs over spaces in every file I write")
 	w.day(4, "Use bun for the seed script too, I prefer it")
 	bun := w.expect("User prefers bun.", belief.StatusActive, 13, 1)
-	w.expect("User prefers tab.", belief.StatusActive, 10, 1)
+	w.expect("User prefers tabs.", belief.StatusActive, 10, 1)
 	w.expect("User avoids node.", belief.StatusActive, 4, 1)
 
 	// One switch away is enough.
@@ -187,7 +187,7 @@ func TestStatedScopeAndParaphrases(t *testing.T) {
 	w.day(2, "please use table-driven tests for everything in Go, I prefer them")
 	w.day(3, "reminder: table-driven tests are what I prefer, no testify")
 	w.day(4, "in Go projects I prefer table-driven tests, as always")
-	w.expect("User prefers table-driven test.", belief.StatusActive, 13, 1)
+	w.expect("User prefers table-driven tests.", belief.StatusActive, 13, 1)
 	w.expect("User avoids testify.", belief.StatusActive, 7, 1)
 	w.day(5, "should we add emoji to commit messages?", "maybe we should try pnpm?", "this service deploys to Fly.io")
 	w.expect("In project tools, deploy target is fly.io.", belief.StatusActive, 4, 1)
@@ -203,8 +203,8 @@ func TestStatedScopeAndParaphrases(t *testing.T) {
 	}
 	// The correction of the fifth session replaces the preference.
 	w.day(6, "we dropped table-driven tests, use plain subtests now")
-	w.expect("User prefers table-driven test.", belief.StatusRevised, 13, 4)
-	w.expect("Project tools prefers plain subtest.", belief.StatusActive, 4, 1)
+	w.expect("User prefers table-driven tests.", belief.StatusRevised, 13, 4)
+	w.expect("Project tools prefers plain subtests.", belief.StatusActive, 4, 1)
 }
 
 func mustList(t *testing.T, db *store.DB) []belief.Belief {
