@@ -23,7 +23,7 @@ func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Co
 	c := Components{Extractor: local, Embedder: embed.NewLocal(), Judge: consolidate.Local{}, Concurrency: 1, Close: func() {}}
 	if cfg.LLMEnabled() {
 		client := llm.New(llmConfig(cfg, cfg.LLMModel))
-		c.Extractor = extract.NewLLM(client, cfg.LLMModel)
+		c.Extractor = extract.NewLLM(client, cfg.LLMModel).WithStated()
 		c.Judge = consolidate.NewLLM(client, 10*time.Second)
 		c.Fallback = local
 		c.Concurrency = cfg.LLMConcurrency
