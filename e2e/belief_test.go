@@ -22,15 +22,16 @@ var beliefPrompts = []string{
 
 const (
 	beliefQuestion = "Should the cleanup script use bun?"
-	beliefBite     = "[Belief (0.80): User prefers bun.]"
+	beliefBite     = "[Belief (0.91): User prefers bun.]"
 	replyBelief    = "Going by your recorded preference: bun."
 	replyNoBelief  = "No preference recorded; either works."
 )
 
-// TestBeliefWithRealClient: a preference repeated across three sessions of
-// the real client becomes a belief once engram-worker consolidates, and
-// the prompt hook then injects it as a belief bite into a fourth session's
-// request to the model.
+// TestBeliefWithRealClient: a preference stated in a session of the real
+// client becomes a belief at the next consolidation (an explicit statement
+// counts as three observations: Beta(4, 1)), two more sessions reinforce
+// it (Beta(10, 1)), and the prompt hook then injects it as a belief bite
+// into a fourth session's request to the model.
 func TestBeliefWithRealClient(t *testing.T) {
 	claudeBin(t)
 	bins := buildBinaries(t)
@@ -63,16 +64,18 @@ func TestBeliefWithRealClient(t *testing.T) {
 		t.Logf("after session %d: engram-worker run --consolidate:\n%s", i+1,
 			strings.TrimSpace(e.Worker(bins.Worker, "run", "--consolidate")))
 		bs := readBeliefs(t, e)
-		if i < 2 && len(bs) > 0 {
-			t.Fatalf("after %d sessions a belief already formed: %s", i+1, describeBeliefs(bs))
-		}
-		if i == 2 {
-			if len(bs) != 1 || bs[0].Statement != "User prefers bun." || bs[0].Status != belief.StatusActive ||
-				bs[0].EvidenceCount != 3 || bs[0].Confidence() != 0.8 {
-				t.Fatalf("after three sessions: beliefs %s\nepisodes:\n%s", describeBeliefs(bs), describeEpisodes(readEpisodes(t, e)))
+		var bun *belief.Belief
+		for j := range bs {
+			if bs[j].Statement == "User prefers bun." {
+				bun = &bs[j]
 			}
-			t.Logf("belief: %s", describeBeliefs(bs))
 		}
+		if wantAlpha := float64(1 + 3*(i+1)); bun == nil || bun.Status != belief.StatusActive || bun.Alpha != wantAlpha ||
+			bun.Beta != 1 || len(bun.Supporting) != i+1 {
+			t.Fatalf("after %d sessions: beliefs %s, want \"User prefers bun.\" with α=%v β=1\nepisodes:\n%s", i+1,
+				describeBeliefs(bs), wantAlpha, describeEpisodes(readEpisodes(t, e)))
+		}
+		t.Logf("beliefs: %s", describeBeliefs(bs))
 	}
 
 	res, reqs := e.runSession(e.Project, beliefQuestion)

@@ -40,6 +40,10 @@ func backfill(ctx context.Context, e *env, s *session, ingest bool) error {
 		return cerr
 	}
 	defer comp.Close()
+	// The history is read once, to the end: consolidation runs whatever
+	// its triggers say and shows how far it got.
+	comp.ForceConsolidation = true
+	comp.BeliefProgress = newStepProgress(e.stdout, "beliefs", "episodes").update
 	runID, cerr := s.db.StartRun(ctx, "backfill")
 	if cerr != nil {
 		return cerr
@@ -50,6 +54,9 @@ func backfill(ctx context.Context, e *env, s *session, ingest bool) error {
 	}
 	fmt.Fprintf(e.stdout, "ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed)\n",
 		cst.Ingest.Captures, cst.Ingest.Episodes, cst.Ingest.Merged, cst.Ingest.Skipped, cst.Ingest.Failed)
+	if cerr == nil {
+		fmt.Fprintln(e.stdout, beliefLine(cst.Beliefs))
+	}
 	return errors.Join(err, cerr)
 }
 
@@ -93,5 +100,42 @@ func (p *progress) update(done, total int, bytes, totalBytes int64) {
 func (p *progress) done() {
 	if p.drawn {
 		fmt.Fprintln(p.w)
+	}
+}
+
+// stepProgress prints "beliefs: 500/20000 episodes (2%)" at each tenth of
+// the way (every call on a terminal, on one line).
+type stepProgress struct {
+	w          io.Writer
+	what, unit string
+	tty        bool
+	lastStep   int
+}
+
+func newStepProgress(w io.Writer, what, unit string) *stepProgress {
+	p := &stepProgress{w: w, what: what, unit: unit, lastStep: -1}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *stepProgress) update(done, total int) {
+	if total <= 0 {
+		return
+	}
+	pct := done * 100 / total
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s: %d/%d %s (%d%%)", p.what, done, total, p.unit, pct)
+		if done >= total {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	if step := pct / 10; step > p.lastStep || done >= total {
+		p.lastStep = step
+		fmt.Fprintf(p.w, "%s: %d/%d %s (%d%%)\n", p.what, done, total, p.unit, pct)
 	}
 }

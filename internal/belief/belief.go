@@ -70,6 +70,17 @@ type Belief struct {
 	DemotedAt        time.Time `json:"demoted_at,omitzero"`
 }
 
+// StatedWeight is the evidence one explicit statement counts as. A belief
+// the user states in so many words ("never add emoji to commit
+// messages", "this service deploys to Fly.io") is not a guess from
+// behaviour: its episode counts as StatedWeight observations — α += 3 (β
+// += 3 when it contradicts) and EvidenceCount += 3 — so that one statement
+// gives Beta(4, 1), confidence 0.8, evidence 3: exactly what three
+// inferred mentions give, the bar a belief formed by clustering must clear
+// and the one promotion into MEMORY.md asks for. A later statement of the
+// opposite brings it to 0.5 at once.
+const StatedWeight = 3
+
 // Confidence is the mean of Beta(α, β): α/(α+β).
 func (b *Belief) Confidence() float64 { return Confidence(b.Alpha, b.Beta) }
 

@@ -83,6 +83,9 @@ type Options struct {
 	PoolSize   int
 	// Force runs a cycle whatever the triggers say.
 	Force bool
+	// Progress, when set, is told after each batch of episodes how many of
+	// the pending ones were worked.
+	Progress func(done, total int)
 }
 
 func (o Options) withDefaults() Options {
@@ -121,6 +124,25 @@ type Stats struct {
 	// the first cluster not worked, and the next cycle goes on from there.
 	Deferred bool  `json:"deferred,omitempty"`
 	Millis   int64 `json:"ms"`
+}
+
+// add sums a batch's stats into a cycle's; Deferred is the last batch's.
+func (st *Stats) add(b Stats) {
+	st.Episodes += b.Episodes
+	st.Pool = max(st.Pool, b.Pool)
+	st.Clusters += b.Clusters
+	st.Worked += b.Worked
+	st.Created += b.Created
+	st.Supported += b.Supported
+	st.Contradicted += b.Contradicted
+	st.Partial += b.Partial
+	st.Classified += b.Classified
+	st.Revised += b.Revised
+	st.Split += b.Split
+	st.Merged += b.Merged
+	st.Archived += b.Archived
+	st.Fallbacks += b.Fallbacks
+	st.Deferred = b.Deferred
 }
 
 // Checkpoint is where consolidation stands.
@@ -176,29 +198,69 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 	}
 	switch {
 	case o.Force, pending >= o.EpisodeThreshold, now.Sub(cp.At) >= o.Interval:
+	case pending > 0 && c.statedPending(ctx, cp.Seq, pending):
+		// Something the user said in so many words waits: it becomes a
+		// belief at this cycle, not after the next 20 episodes.
 	default:
 		st.Skipped = fmt.Sprintf("%d new episodes (threshold %d), last cycle %s ago (interval %s)",
 			pending, o.EpisodeThreshold, now.Sub(cp.At).Round(time.Minute), o.Interval)
 		return st, nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, o.CycleBudget)
-	defer cancel()
-	s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &st,
-		beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
-		fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
-	next, err := s.run(cctx, cp)
-	if err != nil {
-		return st, err
+	// A costly judge has a time budget per cycle (and a cluster budget, in
+	// run); the local judge costs nothing per call, so a cycle works
+	// through everything pending, in batches of MaxEpisodes, each
+	// committed with its checkpoint.
+	_, local := judge.(Local)
+	cctx := ctx
+	if !local {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, o.CycleBudget)
+		defer cancel()
 	}
-	// The cycle's work and its checkpoint commit together; a parent
-	// context cancelled by now still lets this write through.
-	if err := s.save(context.WithoutCancel(ctx), Checkpoint{Seq: next, At: now}); err != nil {
-		return st, err
+	done := 0
+	for {
+		var bst Stats
+		s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &bst,
+			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
+			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
+		next, err := s.run(cctx, cp)
+		if err != nil {
+			return st, err
+		}
+		// The batch's work and its checkpoint commit together; a parent
+		// context cancelled by now still lets this write through.
+		if err := s.save(context.WithoutCancel(ctx), Checkpoint{Seq: next, At: now}); err != nil {
+			return st, err
+		}
+		st.add(bst)
+		done += bst.Episodes
+		if o.Progress != nil && (bst.Episodes > 0 || done == 0) {
+			o.Progress(min(done, pending), pending)
+		}
+		if !local || !bst.Deferred || bst.Episodes == 0 || next <= cp.Seq || ctx.Err() != nil {
+			break
+		}
+		cp = Checkpoint{Seq: next, At: now}
 	}
 	log.Info("consolidated", "episodes", st.Episodes, "clusters", st.Clusters, "created", st.Created,
 		"supported", st.Supported, "contradicted", st.Contradicted, "revised", st.Revised, "split", st.Split,
 		"merged", st.Merged, "archived", st.Archived, "deferred", st.Deferred)
 	return st, nil
+}
+
+// statedPending reports whether one of the n episodes after seq (fewer
+// than the episode threshold) holds an explicit statement.
+func (c *Consolidator) statedPending(ctx context.Context, seq int64, n int) bool {
+	eps, err := c.DB.EpisodesAfter(ctx, seq, n)
+	if err != nil {
+		return false // the triggers decide without it
+	}
+	for _, e := range eps {
+		if claims, _, _ := statedOf(&e.Episode); len(claims) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // cycle is the working state of one run.
@@ -217,6 +279,7 @@ type cycle struct {
 	fresh   map[string]bool // created, revised, split or merged in this cycle
 	used    map[string]bool // episodes that are evidence of some belief
 	epCache map[string]episode.Episode
+	retired []retiredClaim // claims the user corrected, and since when
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -236,6 +299,13 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 			s.beliefs[b.ID] = &b
 			s.order = append(s.order, b.ID)
 		}
+		if b.Status == belief.StatusRevised {
+			at := b.UpdatedAt
+			if n := len(b.Revisions); n > 0 && !b.Revisions[n-1].Timestamp.IsZero() {
+				at = b.Revisions[n-1].Timestamp
+			}
+			s.noteRetired(&b, at)
+		}
 		return nil
 	})
 	if err != nil {
@@ -254,6 +324,8 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 		}
 	}
 	s.st.Pool = len(pool)
+	// What the user said in so many words bears on beliefs at once.
+	s.statedAll(ctx, newEps)
 	clusters := clusterEpisodes(newEps, pool, s.o.ClusterSimilarity)
 	s.st.Clusters = len(clusters)
 	_, local := s.judge.(Local)
@@ -407,6 +479,12 @@ func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []cl
 			sim = float64(embed.Cosine(vec, b.Embedding))
 		}
 		if bc, ok := beliefClaim(b); ok {
+			if differentSubjects(bc, exact, claims) {
+				// Both sides say what they are about, and it differs:
+				// however close the vectors (a sentence embedder puts
+				// "prefers bun" next to "prefers npm"), no match.
+				continue
+			}
 			if exact != nil && *exact == bc {
 				sim = max(sim, sameClaim)
 			}
@@ -422,6 +500,23 @@ func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []cl
 	}
 	slices.SortStableFunc(out, func(a, b match) int { return cmp.Compare(b.sim, a.sim) })
 	return out
+}
+
+// differentSubjects reports a belief whose claim is about another subject
+// than every claim known of the other side (none known: false).
+func differentSubjects(bc claim, exact *claim, claims []claim) bool {
+	if exact == nil && len(claims) == 0 {
+		return false
+	}
+	if exact != nil && exact.subject == bc.subject {
+		return false
+	}
+	for _, c := range claims {
+		if c.subject == bc.subject {
+			return false
+		}
+	}
+	return true
 }
 
 // candidate matches one candidate against the partition's beliefs.
@@ -500,10 +595,11 @@ func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 	}
 	pseudo := &belief.Belief{Statement: cand.Statement, Subject: cand.Subject, Predicate: cand.Predicate, Context: cand.Context}
 	var sup, con, par []string
+	pc, pok := beliefClaim(pseudo)
 	for i := range cand.Episodes {
 		e := &cand.Episodes[i]
-		if selfReference(pseudo, e) {
-			continue
+		if selfReference(pseudo, e) || pok && s.stale(partKey(cl.scope, cl.projectPath), pc, when(e)) {
+			continue // quotes the belief, or predates its correction
 		}
 		switch classifyLocal(pseudo, e) {
 		case Contradicts:

@@ -195,7 +195,7 @@ func classifyLocal(b *belief.Belief, e *episode.Episode) Relation {
 		case classFact:
 			if c.object == bc.object {
 				agree = true
-			} else {
+			} else if bc.subject != userSubject {
 				disagree = true
 			}
 		case classPref:
@@ -341,8 +341,12 @@ func Render(scope, project, subject, predicate, context string) string {
 	subject = clipWords(subject, 10)
 	context = clipWords(context, 8)
 	var s string
-	switch predicate {
-	case PredIs:
+	switch {
+	case predicate == PredIs && subject == "user":
+		// A fact about the user keeps its verb: "User is on macOS.",
+		// "User has a severe peanut allergy."
+		s = "user " + context
+	case predicate == PredIs:
 		s = subject + " is " + context
 		if scope == episode.ScopeProject && project != "" {
 			s = "In project " + clipWords(project, 4) + ", " + s
@@ -369,4 +373,51 @@ func clipWords(s string, n int) string {
 		f = f[:n]
 	}
 	return strings.Join(f, " ")
+}
+
+// Claim kinds, as the statement corpus labels them.
+const (
+	ClaimPreference = "pref"
+	ClaimFact       = "fact"
+	ClaimCorrection = "corr"
+)
+
+// Claim is one belief an episode's signals would yield, in the terms of
+// the local judge: what it is about, which way, and where it holds.
+type Claim struct {
+	Kind     string // ClaimPreference, ClaimFact or ClaimCorrection
+	Subject  string
+	Polarity int    // +1 / -1 (a fact is +1)
+	Value    string // a fact's value
+	Global   bool
+}
+
+// Claims returns the beliefs e's signals would yield, one per (kind,
+// subject, polarity, value, scope). A preference-like claim of an
+// exchange that corrects or switches is a correction.
+func Claims(e *episode.Episode) []Claim {
+	corr := false
+	for _, s := range e.Signals {
+		if s.Kind == episode.SignalCorrection || s.Kind == episode.SignalSwitch {
+			corr = true
+		}
+	}
+	var out []Claim
+	for _, s := range e.Signals {
+		c, ok := claimOf(s)
+		if !ok {
+			continue
+		}
+		k := Claim{Kind: ClaimPreference, Subject: c.subject, Polarity: c.polarity, Global: s.Global}
+		switch {
+		case c.class == classFact:
+			k.Kind, k.Value = ClaimFact, c.object
+		case corr:
+			k.Kind = ClaimCorrection
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -161,10 +161,9 @@ func capture(t *testing.T, db *store.DB, session string, at time.Time, user stri
 	}
 }
 
-func TestScenarioOffline(t *testing.T) {
-	runScenario(t, extract.NewLocal(), consolidate.Local{},
-		scenario("User avoids bun.", "User prefers tab.", "User prefers bun."))
-}
+// The same sessions offline are in TestStatedScenario (stated_test.go):
+// the local extractor reads them as explicit statements, which bear on
+// beliefs at once instead of after three mentions.
 
 // TestScenarioWithLLM runs the same sessions with the LLM extractor and
 // judge against the stand-in server: the model extracts the signals,

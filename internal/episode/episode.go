@@ -49,6 +49,11 @@ type Signal struct {
 	// Global is true when the statement is about the user in general
 	// ("I always …", "in all my projects") rather than this project.
 	Global bool `json:"global,omitempty"`
+	// Stated is true when the user said it in so many words (the local
+	// extractor's scan of the user's own text), as opposed to a signal
+	// inferred from the assistant's side or by a model. A stated signal
+	// becomes a belief at once (see package consolidate).
+	Stated bool `json:"stated,omitempty"`
 }
 
 // Episode is one remembered exchange.

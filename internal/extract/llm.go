@@ -51,12 +51,19 @@ Report only what the exchange states; do not invent preferences or decisions.`
 
 // LLM is the extractor backed by an OpenAI-compatible model.
 type LLM struct {
-	c     *llm.Client
-	model string
+	c      *llm.Client
+	model  string
+	stated bool
 }
 
 // NewLLM returns an extractor that calls c; model names it ("llm:<model>").
 func NewLLM(c *llm.Client, model string) *LLM { return &LLM{c: c, model: model} }
+
+// WithStated makes the extractor add to each draft the signals the user
+// states in so many words, as the local scan finds them (Signal.Stated):
+// explicit statements then become beliefs at once with a model too, and
+// the model's own signals take the clustering path.
+func (x *LLM) WithStated() *LLM { x.stated = true; return x }
 
 // Name implements Extractor.
 func (x *LLM) Name() string { return "llm:" + x.model }
@@ -105,8 +112,30 @@ func (x *LLM) Extract(ctx context.Context, in Input) (Draft, error) {
 	}
 	if !d.Skip {
 		d.Context = llmHeadTail(in.Content, MaxContext)
+		if x.stated {
+			d.Signals = mergeStated(d.Signals, StatedSignals(in))
+		}
 	}
 	return d, nil
+}
+
+// mergeStated appends the stated signals the model's do not already hold
+// (same kind, subject and polarity), within maxSignals.
+func mergeStated(sigs, stated []episode.Signal) []episode.Signal {
+	for _, s := range stated {
+		found := false
+		for i := range sigs {
+			if sigs[i].Kind == s.Kind && sigs[i].Subject == s.Subject && sigs[i].Polarity == s.Polarity {
+				sigs[i].Stated, sigs[i].Global = true, s.Global
+				found = true
+				break
+			}
+		}
+		if !found && len(sigs) < maxSignals {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }
 
 // llmDraftOf validates and normalises a reply.

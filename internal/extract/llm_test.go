@@ -299,3 +299,39 @@ func TestLLMEmptyContentNoCall(t *testing.T) {
 		t.Errorf("draft=%+v err=%v requests=%d, want Skip without a call", d, err, srv.Count())
 	}
 }
+
+// TestLLMWithStated: with WithStated, what the user states in so many
+// words is added to the model's signals, marked Stated, in its own scope;
+// a signal the model already gave is marked, not repeated.
+func TestLLMWithStated(t *testing.T) {
+	srv := openaistub.Start(t, openaistub.Options{})
+	reply := llmReply()
+	reply["signals"] = []map[string]any{
+		{"kind": "avoid", "text": "never add emoji to commit messages", "subject": "emoji", "object": "", "polarity": -1, "global": false},
+	}
+	srv.Enqueue(openaistub.JSON(reply))
+	srv.Enqueue(openaistub.JSON(llmReply()))
+	x := llmExtractor(t, srv, 0).WithStated()
+	d, err := x.Extract(context.Background(), llmInput("user: never add emoji to commit messages, and I'm on macOS\nassistant: Noted."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range d.Signals {
+		got = append(got, fmt.Sprintf("%s:%s:%d:stated=%v:global=%v", s.Kind, s.Subject, s.Polarity, s.Stated, s.Global))
+	}
+	want := []string{"avoid:emoji:-1:stated=true:global=true", "fact:user:1:stated=true:global=true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("signals %v, want %v", got, want)
+	}
+	// Without it, the model's signals alone, none stated.
+	d, err = llmExtractor(t, srv, 0).Extract(context.Background(), llmInput("user: never add emoji to commit messages\nassistant: Noted."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range d.Signals {
+		if s.Stated {
+			t.Errorf("without WithStated a signal is stated: %+v", s)
+		}
+	}
+}

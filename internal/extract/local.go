@@ -112,6 +112,27 @@ func (*Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	return d, nil
 }
 
+// StatedSignals returns the signals the user states in so many words in
+// an exchange: the local scan of the user's text, what Local's drafts mark
+// Stated.
+func StatedSignals(in Input) []episode.Signal {
+	blocks := in.Blocks
+	if len(blocks) == 0 {
+		blocks = parseContent(in.Content)
+	}
+	var sc scanner
+	for _, t := range survey(blocks).user {
+		sc.scanUser(t)
+	}
+	var out []episode.Signal
+	for _, s := range sc.sigs {
+		if s.Stated {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // exchange is what survey found in the blocks.
 type exchange struct {
 	user      []string // the user's text blocks, trimmed, non-empty

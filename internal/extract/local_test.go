@@ -269,7 +269,8 @@ func TestScope(t *testing.T) {
 		want string
 	}{
 		{"global preference", userInput("I prefer tabs"), episode.ScopeGlobal},
-		{"imperative", userInput("never use mocks"), episode.ScopeProject},
+		{"imperative", userInput("never use mocks"), episode.ScopeGlobal},
+		{"imperative about this repo", userInput("never use mocks in this repo"), episode.ScopeProject},
 		{"project marker", userInput("I prefer tabs in this repo"), episode.ScopeProject},
 		{"no signal", userInput("add a health endpoint"), episode.ScopeProject},
 		{"global with a little work", edits("I prefer early returns", 2), episode.ScopeGlobal},

@@ -34,13 +34,22 @@ import (
 // different words gets the same Subject.
 //
 // Global: a signal is global when its sentence says so ("in general", "in
-// all my projects", "everywhere"), or when the user speaks in the first
-// person singular ("I prefer", "I never", "my go-to", inherited by later
-// clauses of the same sentence) about a preference, avoidance or switch and
-// the sentence does not name this project ("in this repo", "this service",
-// "our codebase"). Everything else — imperatives ("never use X"), "we …"
-// conventions, decisions, corrections, facts — is project-scoped unless a
-// global marker is present.
+// all my projects", "everywhere"); project-scoped when it names this
+// codebase ("in this repo", "here", "this service", "our codebase", "the
+// repo", generated code); otherwise by who speaks: the user's own habits
+// and taste — first person singular ("I prefer", "I never", "my go-to",
+// inherited by later clauses of the same sentence) and imperatives ("never
+// add emoji to commit messages") — are global; the first person plural
+// ("we use pnpm", "we're a pnpm shop") speaks for the team and the
+// codebase: project. Switches, corrections and facts are project-scoped
+// unless the user speaks of themself ("I switched to Helix", "I'm on
+// macOS"); a switch and the preference it states share one scope.
+//
+// Stated: every signal found in the user's own text, decisions aside, is
+// Stated; such a signal becomes a belief at once (package consolidate).
+//
+// The labelled corpus in testdata/corpus measures all this (package
+// corpus, `go run ./bench/corpus`).
 
 // maxSignals bounds the signals of one exchange.
 const maxSignals = 24
@@ -81,9 +90,18 @@ const (
 	emitSwitchTo                   // switch →Y (X unknown), preference Y
 	emitSwitchAway                 // switch away from X ("stop using X")
 	emitSwitchIns                  // switch X→Y for "use Y instead of X": Y is the first slot
+	emitInstead                    // preference X, avoid Y ("use X instead of Y": a choice, not a change)
+	emitInsteadRev                 // preference Y, avoid X ("instead of X, use Y")
 	emitDecision                   // decision X (polarity from "not")
 	emitDecisionNo                 // decision against X ("let's not X")
 	emitFact                       // fact X = Y
+	emitFactAs                     // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
+	emitUser                       // fact about the user: "I'm X", "I have X"
+	emitOnly                       // preference X for "X only" closing a clause
+	emitPlease                     // preference X for a bare "X please"
+	emitBe                         // preference X for "be X" ("be concise")
+	emitUse                        // preference X for a plain "use X": not a specific thing ("use the helper")
+	emitKeepAdj                    // preference "ADJ N" for "keep N ADJ"
 	emitFactPath                   // fact X = Y when Y is a path or URL
 )
 
@@ -116,6 +134,7 @@ var (
 		"typically", "normally", "personally", "actually", "ideally", "still", "i'd", "we'd", "you'd",
 		"strictly", "absolutely", "only", "simply", "ever")
 	prevPron    = setOf("", "i", "we", "you", "really", "just")
+	prevBe      = setOf("", "please", "always", "just", "also", "and", "so", "pls", "plz")
 	prevStart   = setOf("")
 	prevDecided = setOf("", "we", "i", "we've", "i've", "have", "has", "just", "finally", "already", "all",
 		"team", "both", "they", "together", "and")
@@ -135,28 +154,44 @@ var patternDefs = []struct {
 	pat  string
 }{
 	// Preferences.
+	{episode.SignalPreference, emitInstead, nil, "use|uses|using|prefer|prefers|choose|pick|try X instead_of|rather_than Y"},
+	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am not [a] [big|huge] fan of X"},
-	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not Y"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not|to Y"},
 	{episode.SignalPreference, emitPref, nil, "i A prefer|love X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A rather not X"},
 	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i'd|i_would A rather|prefer X"},
+	{episode.SignalPreference, emitKeepAdj, nil, "i A like|want|prefer|keep my X"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A like|love|enjoy X better_than|more_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
+	{episode.SignalPreference, emitUse, nil, "i A want|need X"},
+	{episode.SignalPreference, emitPref, nil, "i A go_with|reach_for|tend_to_use|tend_to_go_with|stick_with|stick_to X"},
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
+	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
+	{episode.SignalPreference, emitPref, nil, "we're|we_are [a|an] X shop|house|team"},
+	{episode.SignalPreference, emitPref, prevStart, "this|our|the project|repo|repository|codebase|service|team|app|monorepo A uses|follows|prefers|sticks_to|sticks_with X"},
+	{episode.SignalPreference, emitPref, prevStart, "our|the convention|standard|rule|policy [here] is [to] X"},
 	{episode.SignalPreference, emitPref, nil, "my|our go-to|go_to|favorite|favourite|default [tool|choice|option] is X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are my|our go-to|go_to|favorite|favourite|preference|default"},
 	{episode.SignalPreference, emitPrefOver, prevImp, "use X not|over Y"},
 	{episode.SignalPreference, emitPref, prevImp, "use X for Y"},
 	{episode.SignalPreference, emitPref, prevImp, "only use X"},
 	{episode.SignalPreference, emitPref, nil, "we A use X"},
+	{episode.SignalPreference, emitUse, prevImp, "use X"},
+	{episode.SignalAvoid, emitAvoid, prevImp, "keep X out_of Y"},
+	{episode.SignalPreference, emitKeepAdj, prevImp, "keep X"},
+	{episode.SignalPreference, emitBe, prevBe, "be X"},
+	{episode.SignalPreference, emitOnly, prevStart, "X only"},
+	{episode.SignalPreference, emitPlease, prevStart, "X please"},
 	{episode.SignalPreference, emitPref, prevImp, "stick with|to X"},
 	{episode.SignalPreference, emitPref, prevImp, "make sure to X"},
 	{episode.SignalPreference, emitPref, prevImp, "make sure [that] you|we X"},
 	{episode.SignalPreference, emitPref, prevImp, "keep using X"},
-	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not Y"},
+	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not|to Y"},
 	{episode.SignalPreference, emitPref, prevImp, "prefer X"},
 	{episode.SignalPreference, emitPref, prevImp, "default to X"},
 	{episode.SignalPreference, emitPref, prevImp, "always X"},
@@ -166,23 +201,27 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitDont, prevImp, "don't|dont|do_not X"},
 	{episode.SignalAvoid, emitDont, prevPron, "shouldn't|should_not|mustn't|must_not X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "avoid X"},
+	{episode.SignalAvoid, emitAvoid, prevImp, "omit|leave_out X"},
+	{episode.SignalAvoid, emitAvoid, prevSwitching, "not using|use X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i can't|cannot|can_not stand X"},
 	{episode.SignalAvoid, emitNoX, prevStart, "no more X"},
 	{episode.SignalAvoid, emitNoX, prevStart, "no X"},
 
 	// Switches.
-	{episode.SignalSwitch, emitSwitch, nil, "switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|changing|convert|converted|converting|port|ported|porting|went|go from X to Y"},
+	{episode.SignalSwitch, emitSwitch, nil, "switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|changing|convert|converted|converting|port|ported|porting|went|go from|off|away_from X to Y"},
 	{episode.SignalSwitch, emitSwitchTo, prevSwitched, "switched|migrated|moved|transitioned|changed_over to Y"},
 	{episode.SignalSwitch, emitSwitchTo, prevSwitch, "switch|migrate|move|transition to Y"},
 	{episode.SignalSwitch, emitSwitchTo, prevSwitching, "switching|migrating|moving|transitioning to Y"},
 	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop|quit using X"},
 	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "stopped|quit using X"},
-	{episode.SignalSwitch, emitSwitchAway, prevImp, "no longer use|using X"},
+	{episode.SignalSwitch, emitSwitchAway, nil, "no_longer use|using X"},
+	{episode.SignalSwitch, emitSwitchAway, nil, "no_longer X"},
+	{episode.SignalSwitch, emitSwitch, prevSwitched, "dropped|ditched|abandoned X for|in_favor_of|in_favour_of Y"},
+	{episode.SignalSwitch, emitSwitchAway, prevSwitched, "dropped|ditched|abandoned|got_rid_of X"},
+	{episode.SignalSwitch, emitSwitchAway, prevStart, "not X anymore|any_more"},
 	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop X"},
 	{episode.SignalSwitch, emitSwitch, prevImp, "replace|replaced|replacing X with|by Y"},
-	{episode.SignalSwitch, emitSwitchIns, nil, "use|using|prefer|choose|pick|try X instead_of|rather_than Y"},
-	{episode.SignalSwitch, emitSwitch, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalPreference, emitPref, prevImp, "use X instead"},
 
 	// Decisions.
@@ -197,6 +236,17 @@ var patternDefs = []struct {
 	{episode.SignalDecision, emitDecision, prevStart, "the|our plan|decision is [to] X"},
 
 	// Facts.
+	{episode.SignalFact, emitUser, prevStart, "i'm|i_am|i_have|i've_got X"},
+	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|gets_deployed|get_deployed|goes|go to|on|into Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|goes|go|run|runs|happen|happens with|via|through|using Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X is_hosted|are_hosted|host|hosts on|at|by Y"},
+	{episode.SignalFact, emitFactAs, nil, "we|i A host|deploy|ship the|our|it X on|to|at Y"},
+	{episode.SignalFact, emitFact, prevStart, "X runs|run on|in Y"},
+	{episode.SignalFact, emitFactPath, prevStart, "X go|goes|get_written|are_written|is_written|get_logged|are_logged|is_logged to Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X build|builds|is_built|are_built with|using Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X release|releases|ship on|every Y"},
+	{episode.SignalFact, emitFactAs, prevStart, "X is_licensed|are_licensed under Y"},
+	{episode.SignalFact, emitFact, prevStart, "the|our|my X is_written_in|are_written_in|lives_in|live_in|lives_under|live_under Y"},
 	{episode.SignalFact, emitFact, prevStart, "the|our|my X is_hosted_on|is_deployed_to|is_deployed_on|is_located_at|is_at|is_in|is_on|is_called|is_named|are_at|are_in|runs_on|run_on|lives_in|live_in|lives_at|listens_on|uses|is|are Y"},
 	{episode.SignalFact, emitFactPath, prevStart, "X is|are|lives|live|runs|run at|in|under|on Y"},
 }
@@ -368,6 +418,7 @@ func (sc *scanner) add(s episode.Signal) {
 		o := &sc.sigs[i]
 		if o.Kind == s.Kind && o.Subject == s.Subject && o.Object == s.Object && o.Polarity == s.Polarity {
 			o.Global = o.Global || s.Global
+			o.Stated = o.Stated || s.Stated
 			return
 		}
 	}
@@ -412,6 +463,10 @@ func (sc *scanner) scanUser(text string) {
 			}
 		}
 		for _, s := range r.sigs {
+			// A decision ("let's go with the map here") is often about
+			// the task at hand: it takes the clustering path, three
+			// mentions. What the user states as a rule is Stated.
+			s.Stated = s.Kind != episode.SignalDecision
 			sc.add(s)
 		}
 	}
@@ -490,14 +545,20 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		}
 	}
 
-	person := byte(0)
+	person, first, cond := byte(0), byte(0), false
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
 	for _, cl := range splitClauses(toks) {
 		ctoks, please := stripFillers(cl.toks)
 		if p := clausePerson(cl.toks); p != 0 {
 			person = p
+			if first == 0 {
+				first = p
+			}
 		}
-		if len(ctoks) == 0 || len(ctoks) > maxClause || conditional(ctoks) {
+		if len(ctoks) > 0 && conditional(ctoks) {
+			cond = true // "if you prefer, use pytest": all of it is hedged
+		}
+		if len(ctoks) == 0 || len(ctoks) > maxClause || cond {
 			last = nil
 			continue
 		}
@@ -512,8 +573,18 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				continue
 			}
 		}
+		sw := false
 		for i := range got {
 			got[i].Global = isGlobal(got[i].Kind, global, project, person) && !assistant
+			sw = sw || got[i].Kind == episode.SignalSwitch
+		}
+		if sw {
+			// A switch and the preference it states are one statement:
+			// one scope, the switch's.
+			g := isGlobal(episode.SignalSwitch, global, project, person) && !assistant
+			for i := range got {
+				got[i].Global = g
+			}
 		}
 		last = nil
 		for i := len(got) - 1; i >= 0 && last == nil; i-- {
@@ -526,9 +597,40 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		out = append(out, got...)
 	}
 
+	if endedHabit(st.toks) {
+		// "We don't use Docker anymore": an avoidance that ends a habit
+		// is a switch away from it.
+		for i := range out {
+			if out[i].Kind == episode.SignalAvoid {
+				out[i].Kind = episode.SignalSwitch
+				out[i].Global = isGlobal(episode.SignalSwitch, global, project, first)
+			}
+		}
+	}
+	for i := range out {
+		if out[i].Kind != episode.SignalDecision {
+			continue
+		}
+		for _, o := range out {
+			if o.Kind != episode.SignalDecision && o.Subject == out[i].Subject {
+				out[i].Global = o.Global // one statement, one scope
+				break
+			}
+		}
+	}
+	for _, o := range out {
+		if o.Kind == episode.SignalSwitch {
+			// A switch and what replaces it are one statement: one scope.
+			for i := range out {
+				out[i].Global = o.Global
+			}
+			break
+		}
+	}
 	if corr && !ackRemainder(toks) {
 		// Subject: what the user says instead, when they say it.
-		c := episode.Signal{Kind: episode.SignalCorrection, Object: wrongObj, Polarity: -1, Global: global}
+		c := episode.Signal{Kind: episode.SignalCorrection, Object: wrongObj, Polarity: -1,
+			Global: isGlobal(episode.SignalCorrection, global, project, first)}
 		if len(prims) > 0 {
 			c.Subject, c.Polarity = prims[0].subject, prims[0].polarity
 			c.Object = cmp.Or(prims[0].object, c.Object)
@@ -547,6 +649,12 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		d := episode.Signal{Kind: episode.SignalDecision, Polarity: 1, Global: global}
 		if len(prims) > 0 {
 			d.Subject, d.Object, d.Polarity = prims[0].subject, prims[0].object, prims[0].polarity
+			for _, o := range out {
+				if o.Subject == d.Subject {
+					d.Global = o.Global // one statement, one scope
+					break
+				}
+			}
 		} else if rest := untilStop(withoutFromNowOn(toks)); len(rest) > 0 && len(rest) <= 8 {
 			d.Subject = normSubject(joinTokens(st.text, rest))
 		}
@@ -589,7 +697,11 @@ func isGlobal(kind string, global, project bool, person byte) bool {
 		return false
 	}
 	switch kind {
-	case episode.SignalPreference, episode.SignalAvoid, episode.SignalSwitch:
+	case episode.SignalPreference, episode.SignalAvoid:
+		// The user's own habits and taste: "I prefer X", "never X".
+		return person == 'i' || person == 0
+	case episode.SignalSwitch, episode.SignalCorrection, episode.SignalFact:
+		// A change of the codebase unless the user speaks of themself.
 		return person == 'i'
 	}
 	return false
@@ -723,9 +835,26 @@ func blockedBefore(toks []token, i int) bool {
 		if reporting[w] && (k == 0 || toks[k-1].w != "i") {
 			return true
 		}
+		if k+1 < i && (wishVerbs[w] && (toks[k+1].w == "us" || toks[k+1].w == "me" || toks[k+1].w == "you") ||
+			w == "used" && toks[k+1].w == "to") {
+			// "my boss wants us to use Java", "I used to prefer tabs".
+			return true
+		}
+	}
+	// "it should always return an error": a thing, not a person or the
+	// codebase ("this service should never log tokens"), does it.
+	if i >= 2 && modals[toks[i-1].w] && !persons[toks[i-2].w] && !scopeNouns[toks[i-2].w] {
+		return true
 	}
 	return false
 }
+
+var (
+	wishVerbs = setOf("wants", "want", "wanted", "told", "asked", "asks", "expects", "expected", "requires",
+		"required", "forces", "forced", "makes", "made", "lets", "needs", "needed")
+	modals  = setOf("should", "must", "will", "would", "shall")
+	persons = setOf("i", "we", "you", "please", "and", "so", "really", "just", "also", "then", "definitely")
+)
 
 // emit turns a match into signals (Text and Global are set by the caller)
 // and records its primary. adopt, for a decision wrapping another match,
@@ -758,7 +887,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		}
 		if p.emit == emitNoX {
 			first := toks[m.start+1].w
-			if first != "more" && !please {
+			if first != "more" && !please && !hasProjectMarker(toks) && !hasGlobalMarker(toks) {
 				return nil
 			}
 			if noNotAvoid[toks[x[0]].w] {
@@ -771,6 +900,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] {
 			return nil
 		}
+		if toks[m.start].w == "use" && y[1] > y[0] && specific[toks[x[0]].w] {
+			// "use the staging config for this test": a task, not a habit.
+			return nil
+		}
 		s, ok := pref(p.kind, pol, x, true)
 		if !ok {
 			return nil
@@ -780,8 +913,24 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 				return nil
 			}
 		}
+		if pol > 0 {
+			// "I prefer JavaScript without semicolons": X, and not Y.
+			for j := x[0] + 1; j < x[1]-1; j++ {
+				if toks[j].w == "without" {
+					ws, wok := pref(episode.SignalAvoid, -1, [2]int{j + 1, x[1]}, false)
+					if xs, xok := pref(p.kind, pol, [2]int{x[0], j}, true); wok && xok {
+						out = append(out, xs, ws)
+						setPrim(xs)
+						return out
+					}
+				}
+			}
+		}
 		out = append(out, s)
 		setPrim(s)
+		if a, ok := notAfter(toks, m.end, span); ok && pol > 0 {
+			out = append(out, a) // "this service uses gRPC, not REST"
+		}
 	case emitPrefOver:
 		if negators[toks[x[0]].w] {
 			return nil
@@ -818,6 +967,22 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		switch {
+		case verb == "be" && k+1 < x[1] && x[1]-k <= 3 && !beDeny[toks[k+1].w] && !specific[toks[k+1].w]:
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, false)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
+		case verb == "need" && k+1 < x[1] && !specific[toks[k+1].w] && toks[k+1].w != "to" && toks[k+1].w != "a" &&
+			toks[k+1].w != "an" && toks[k+1].w != "you":
+			// "I don't need long explanations".
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, true)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+			setPrim(s)
 		case dontDeny[verb]:
 			return nil
 		case likeVerbs[verb]:
@@ -835,13 +1000,123 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, s)
 			setPrim(s)
 		default:
-			s, ok := pref(episode.SignalAvoid, -1, [2]int{k, x[1]}, true)
+			e := x[1]
+			if placeVerbs[verb] {
+				// "don't add semicolons to my JS files": what is avoided
+				// is the thing, not the place.
+				for j := k + 2; j < e; j++ {
+					if w := toks[j].w; w == "to" || w == "into" || w == "in" || w == "onto" {
+						e = j
+						break
+					}
+				}
+			}
+			s, ok := pref(episode.SignalAvoid, -1, [2]int{k, e}, true)
 			if !ok {
 				return nil
 			}
 			out = append(out, s)
 			setPrim(s)
 		}
+	case emitInstead, emitInsteadRev:
+		want, not := x, y
+		if p.emit == emitInsteadRev {
+			want, not = y, x
+		}
+		ws, wo := normSlot(span(want), true)
+		ns, _ := normSlot(span(not), false)
+		if ws == "" || ns == "" || ws == ns || placeWord(ws) {
+			return nil
+		}
+		out = append(out,
+			episode.Signal{Kind: episode.SignalPreference, Subject: ws, Object: wo, Polarity: 1},
+			episode.Signal{Kind: episode.SignalAvoid, Subject: ns, Polarity: -1})
+		m.prim = primary{subject: ws, object: wo, polarity: 1, ok: true}
+	case emitUse:
+		if w := toks[x[0]].w; x[1]-x[0] > 5 || specific[w] || w == "a" || w == "an" || w == "to" || w == "you" ||
+			w == "us" || w == "more" || w == "help" {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, true)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitOnly, emitPlease:
+		// The slot opens the clause and is a noun phrase: "pnpm only in
+		// this repo", "table-driven tests please".
+		if x[1]-x[0] > 4 || !onlyScopeAfter(toks, m.end) {
+			return nil
+		}
+		for k := x[0]; k < x[1]; k++ {
+			w := toks[k].w
+			if specific[w] || finiteVerbs[w] || negators[w] || w == "and" || w == "or" || w == "`" {
+				return nil
+			}
+		}
+		if taskVerbs[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, false)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitBe:
+		if x[1]-x[0] > 2 || beDeny[toks[x[0]].w] || pastTense(toks[x[0]].w) || specific[toks[x[0]].w] {
+			return nil
+		}
+		s, ok := pref(episode.SignalPreference, 1, x, false)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		setPrim(s)
+	case emitKeepAdj:
+		k := x[0]
+		if k < x[1] && (toks[k].w == "your" || toks[k].w == "my" || toks[k].w == "our") {
+			k++
+		}
+		n := x[1] - k
+		if n < 2 || n > 3 || !styleAdjs[toks[x[1]-1].w] || specific[toks[k].w] {
+			return nil
+		}
+		subj := normSubject(toks[x[1]-1].w + " " + text[toks[k].start:toks[x[1]-2].end])
+		if subj == "" {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalPreference, Subject: subj, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
+	case emitUser:
+		v, ok := userFact(text, toks, x)
+		if !ok {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalFact, Subject: "user", Object: v, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
+	case emitFactAs:
+		if x[1]-x[0] > 4 || y[1] <= y[0] {
+			return nil
+		}
+		name := factName(toks, x, y)
+		if name == "" {
+			return nil
+		}
+		ye := y[0] + 1
+		for ye < y[1] && !valueStops[toks[ye].w] {
+			ye++
+		}
+		val := factValue(text, toks, [2]int{y[0], ye})
+		if val == "" || ye-y[0] > 4 || specific[toks[y[0]].w] && ye-y[0] == 1 {
+			return nil
+		}
+		s := episode.Signal{Kind: episode.SignalFact, Subject: name, Object: val, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
 	case emitSwitch, emitSwitchIns:
 		from, to := x, y
 		if p.emit == emitSwitchIns {
@@ -868,6 +1143,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 	case emitSwitchAway:
 		if toks[m.start].w == "stop" && toks[m.start+1].w != "using" && !strings.HasSuffix(toks[x[0]].w, "ing") {
 			return nil
+		}
+		if x[1]-x[0] > 2 && movePreps[toks[x[0]+1].w] && !leadStrip[toks[x[0]].w] {
+			// "no longer deploy to Heroku": what is left is Heroku.
+			x[0] += 2
 		}
 		s, ok := pref(episode.SignalSwitch, -1, x, false)
 		if !ok {
@@ -899,10 +1178,13 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		out = append(out, s)
 		setPrim(s)
 	case emitFact, emitFactPath:
-		if x[1]-x[0] > 4 || y[1] <= y[0] {
+		if x[1]-x[0] > 6 || y[1] <= y[0] {
 			return nil
 		}
 		val := factValue(text, toks, y)
+		if i := strings.Index(val, " ("); i > 0 {
+			val = val[:i] // "(see #12)", "(case 8)": an aside, not the value
+		}
 		if val == "" {
 			return nil
 		}
@@ -911,14 +1193,19 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		head := subj[strings.LastIndexByte(subj, ' ')+1:]
-		valueLike := looksLikeValue(val)
+		// A value is a path, a URL, a number… from its first word on: "is
+		// unclear (case 8)" holds a digit but is a state.
+		first := strings.Fields(val)[0]
+		valueLike := looksLikeValue(first)
 		if p.emit == emitFactPath && !(strings.Contains(val, "/") || strings.HasPrefix(val, "~")) {
 			return nil
 		}
-		if factDeny[head] || (!factNouns[head] && !valueLike) {
+		if strings.HasPrefix(subj, "other ") || strings.HasSuffix(toks[y[0]].w, "ing") && !strings.ContainsAny(toks[y[0]].w, "./") ||
+			(repoNouns[subj] || subj == "service" || subj == "app" || subj == "team") && x[1] < len(toks) && toks[x[1]].w == "uses" ||
+			subj == "default" || subj == "go" || subj == "go-to" || subj == "favorite" || subj == "preference" || factDeny[head] && !strings.Contains(val, "/") || (!factNouns[head] && !valueLike) {
 			return nil
 		}
-		if !valueLike && stateWord(toks[y[0]].w) {
+		if !valueLike && (stateWord(toks[y[0]].w) || negators[toks[y[0]].w] || toks[y[0]].w == "too") {
 			return nil
 		}
 		s := episode.Signal{Kind: episode.SignalFact, Subject: subj, Object: val, Polarity: 1}
@@ -933,7 +1220,9 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 func verbAfterAlways(toks []token, x [2]int) bool {
 	w := toks[x[0]].w
 	switch w {
-	case "been", "was", "were", "is", "are", "had", "has", "seems", "seemed", "fails", "works", "returns":
+	case "been", "was", "were", "is", "are", "had", "has", "seems", "seemed", "fails", "works", "returns",
+		"forget", "forgets", "miss", "misses", "lose", "loses", "break", "breaks", "mess", "mix", "confuse",
+		"struggle", "struggles", "hit", "hits", "crash", "crashes", "get", "gets", "end", "ends", "takes", "take":
 		return false
 	}
 	return !pastTense(w)
@@ -1066,6 +1355,7 @@ var (
 		"ci", "pipeline", "image", "container", "environment", "env", "prod", "production", "staging",
 		"config", "configuration", "docs", "documentation", "wiki", "dashboard", "deadline", "budget",
 		"cloud", "provider", "hosting", "name", "key", "secret", "user", "node", "python", "go", "cron",
+		"command", "cache", "monorepo", "linter", "formatter", "bundler", "runner", "manager", "script", "target",
 		"schedule", "service", "app", "website", "site", "remote", "origin", "upstream", "default")
 	factDeny = setOf("problem", "issue", "error", "goal", "reason", "point", "question", "idea", "thing",
 		"difference", "result", "output", "fix", "plan", "decision", "bug", "answer", "solution",
@@ -1155,7 +1445,7 @@ var correctionSeqs = [][]string{
 	{"this", "is", "wrong"}, {"it's", "wrong"}, {"this", "is", "not", "right"}, {"this", "isn't", "right"},
 	{"that", "isn't", "right"}, {"that", "isn't", "correct"}, {"you're", "wrong"}, {"you", "are", "wrong"},
 	{"you're", "mistaken"}, {"you", "are", "mistaken"}, {"wrong", "again"}, {"still", "wrong"},
-	{"i", "told", "you"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
+	{"scratch", "that"}, {"i", "told", "you"}, {"i", "changed", "my", "mind"}, {"changed", "my", "mind"}, {"i've", "changed", "my", "mind"}, {"i", "asked", "you", "to"}, {"i", "asked", "for"}, {"i", "said"}, {"i", "meant"},
 }
 
 // correctionFirst holds the first words of correctionSeqs.
@@ -1183,10 +1473,11 @@ func oneMarker(toks []token) int {
 		return 0
 	case "nope", "nah", "wrong", "incorrect":
 		return 1
-	case "actually", "wait", "hmm":
-		if endOrSep && w == "actually" {
-			return 1
-		}
+	case "actually":
+		// "Actually, …", "Actually we moved to …": what follows revises
+		// what was said or assumed.
+		return 1
+	case "wait", "hmm":
 		return 0
 	case "not":
 		if len(toks) > 1 && toks[1].w == "quite" {
@@ -1377,10 +1668,25 @@ func stripFillers(toks []token) ([]token, bool) {
 			please = true
 		}
 	}
-	for len(toks) > 0 && fillers[toks[0].w] {
-		// "so that", "right now" and the like are not fillers before
-		// something that needs them; keep "then" when nothing follows.
-		toks = toks[1:]
+	for len(toks) > 0 {
+		if fillers[toks[0].w] {
+			// "so that", "right now" and the like are not fillers before
+			// something that needs them; keep "then" when nothing follows.
+			toks = toks[1:]
+			continue
+		}
+		// A leading scope ("in this repo, don't …", "here we use …") says
+		// where, not what.
+		if toks[0].w == "here" && len(toks) > 1 && !beForms[toks[1].w] {
+			toks = toks[1:]
+			continue
+		}
+		if len(toks) > 3 && (toks[0].w == "in" || toks[0].w == "for") && (toks[1].w == "this" || toks[1].w == "our") &&
+			scopeNouns[toks[2].w] {
+			toks = toks[3:]
+			continue
+		}
+		break
 	}
 	return toks, please
 }
@@ -1414,16 +1720,18 @@ func conditional(toks []token) bool {
 	return false
 }
 
-// clausePerson returns 'i' for a clause in the first person singular, 'o'
-// for one with another explicit subject, 0 for none (an imperative or a
-// fragment, which inherits the previous clause's).
+// clausePerson returns 'i' for a clause in the first person singular, 'w'
+// for the first person plural (a team, a codebase), 'o' for a third
+// person, 0 for none (an imperative, a request to "you" or a fragment,
+// which inherits the previous clause's).
 func clausePerson(toks []token) byte {
 	for _, t := range toks {
 		switch t.w {
 		case "i", "i'm", "i'd", "i've", "i'll", "my", "me", "myself", "mine":
 			return 'i'
-		case "we", "we're", "we'd", "we've", "we'll", "our", "us", "let's", "you", "you're", "your",
-			"they", "their", "team":
+		case "we", "we're", "we'd", "we've", "we'll", "our", "us", "let's", "team":
+			return 'w'
+		case "they", "their", "he", "she", "his", "her", "they're", "he's", "she's":
 			return 'o'
 		}
 	}
@@ -1462,10 +1770,20 @@ func hasProjectMarker(toks []token) bool {
 			if i+1 < len(toks) && scopeNouns[toks[i+1].w] {
 				return true
 			}
-		case "here":
-			if i > 0 && toks[i-1].w == "in" {
+		case "the":
+			if i+1 < len(toks) && repoNouns[toks[i+1].w] {
 				return true
 			}
+		case "generated", "vendored":
+			return true // "never edit the generated client": a part of this codebase
+		case "here":
+			// "in here", "use pnpm here", "here we use tabs"; not "here is
+			// the log".
+			if i+1 < len(toks) && beForms[toks[i+1].w] || i > 0 && (toks[i-1].w == "over" || toks[i-1].w == "from" ||
+				toks[i-1].w == "come" || toks[i-1].w == "get" || toks[i-1].w == "is" || toks[i-1].w == "are") {
+				continue
+			}
+			return true
 		}
 	}
 	return false
@@ -1620,6 +1938,7 @@ func prepare(text string) string {
 		}
 		ls = le + 1
 	}
+	maskQuotes(b, text)
 	for i := 0; i < len(b); i++ {
 		if b[i] != '`' {
 			continue
@@ -1878,6 +2197,11 @@ func normSlot(s string, purpose bool) (subj, obj string) {
 				words = words[:i]
 				break
 			}
+			if words[i] == "with" && scopeDets[words[i+1]] {
+				// "ESLint with the Airbnb config": the detail goes.
+				words = words[:i]
+				break
+			}
 		}
 	}
 	return canon(words), obj
@@ -2070,7 +2394,8 @@ var (
 		"include", "including", "have", "having", "adopt", "adopting", "try", "trying", "do", "doing",
 		"stick", "sticking", "go", "going", "rely", "relying", "depend", "depending", "with", "on",
 		"utilize", "utilise", "employ", "introduce", "introducing", "import", "importing", "install",
-		"installing", "keep", "keeping", "want", "wants")
+		"installing", "keep", "keeping", "want", "wants", "put", "putting", "create", "creating", "touch",
+		"touching")
 	// leadOnlyBefore are stripped only when followed by these words ("go
 	// with X", "stick to X", "rely on X"); "go" alone is a language.
 	leadPairs = map[string]map[string]bool{
@@ -2107,7 +2432,7 @@ var junkSubjects = setOf("it", "that", "this", "these", "those", "them", "they",
 	"and", "or", "but", "to", "for", "with", "of", "in", "on", "at", "a", "an", "the", "i", "we", "me",
 	"myself", "yourself", "itself", "either", "neither", "both", "other", "others", "another", "all",
 	"fewer", "larger", "smaller", "bigger", "shorter", "longer", "simpler", "faster", "slower", "newer",
-	"older", "different", "similar")
+	"older", "different", "similar", "as", "like", "usual")
 
 // canon turns slot words into a Subject (see normSubject).
 func canon(words []string) string {
@@ -2172,6 +2497,10 @@ func canon(words []string) string {
 	}
 	if len(words) == 0 {
 		return ""
+	}
+	// A tool's subcommand: "npm install", "yarn add" are about the tool.
+	if len(words) == 2 && subcommands[words[1]] && cliTools[words[0]] {
+		words = words[:1]
 	}
 	// Discard fragments.
 	if len(words) == 1 && junkSubjects[words[0]] {
@@ -2250,3 +2579,250 @@ func singular(w string) string {
 	}
 	return w
 }
+
+// specific words open a reference to one thing at hand ("use the helper",
+// "this please"), not a habit or a taste.
+var specific = setOf("the", "this", "that", "these", "those", "it", "them", "its", "it's", "me", "him",
+	"her", "here", "there", "what", "which", "one", "some")
+
+// taskVerbs open a request to do something now ("fix it please", "run
+// tests please"), not a preference.
+var taskVerbs = setOf("run", "fix", "add", "update", "check", "commit", "push", "open", "show", "try",
+	"make", "do", "create", "write", "remove", "delete", "rename", "test", "build", "deploy", "merge",
+	"rebase", "explain", "continue", "stop", "start", "look", "read", "review", "help", "give", "send",
+	"tell", "go", "install", "restart", "revert", "undo", "move", "change", "refactor", "debug", "call",
+	"wait", "retry", "proceed", "lint", "format", "print", "list", "find", "search", "get", "set", "let",
+	"keep", "thanks", "thank", "yes", "ok", "okay", "sure", "no", "not", "more", "less", "again", "one")
+
+// beDeny: "be X" that is no preference ("be sure to", "be back").
+var beDeny = setOf("sure", "able", "aware", "done", "ready", "back", "there", "here", "a", "an", "the", "so",
+	"too", "like", "afraid", "sorry", "surprised", "shy", "happy", "glad", "fine", "ok", "okay", "in", "on",
+	"at", "used", "going", "honest", "right", "wrong", "quick", "patient", "it", "that", "this", "my",
+	"your", "our", "any", "some", "more", "less")
+
+// styleAdjs close "keep N ADJ" ("keep answers short").
+var styleAdjs = setOf("short", "concise", "brief", "small", "simple", "minimal", "focused", "tight",
+	"clean", "readable", "terse", "lean", "compact", "tidy", "flat", "shallow", "consistent")
+
+// valueStops end a fact's value ("deploys to Fly.io every Friday").
+var valueStops = setOf("every", "each", "on", "at", "in", "with", "via", "using", "when", "whenever",
+	"after", "before", "by", "from", "for", "and", "but", "because", "since", "so", "if", "unless",
+	"now", "nowadays", "today", "too", "also", "as")
+
+// onlyScopeAfter reports that nothing but a scope phrase or a filler
+// follows toks[end:] in the clause ("pnpm only in this repo").
+func onlyScopeAfter(toks []token, end int) bool {
+	for _, t := range toks[end:] {
+		switch {
+		case scopePreps[t.w], scopeDets[t.w], scopeNouns[t.w], t.w == "here", t.w == "please",
+			t.w == "thanks", t.w == "always", t.w == "now":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// factName names the fact of a verb pattern from its verb and preposition:
+// "deploys to Y" is the deploy target, "deploys with Y" the deploy tool,
+// "is hosted on Y" the hosting, "builds with Y" the build tool, "releases
+// on Y" the release day, "licensed under Y" the license.
+func factName(toks []token, x, y [2]int) string {
+	verb := toks[x[1]].w
+	if (verb == "is" || verb == "are" || verb == "gets" || verb == "get") && x[1]+1 < y[0] {
+		verb = toks[x[1]+1].w
+	}
+	if x[0] >= 2 && (toks[x[0]-2].w == "host" || toks[x[0]-2].w == "deploy" || toks[x[0]-2].w == "ship") {
+		verb = toks[x[0]-2].w // "we host the app on Render"
+	}
+	prep := toks[y[0]-1].w
+	head := toks[x[1]-1].w
+	for k := x[0]; k < x[1]; k++ {
+		if finiteVerbs[toks[k].w] || negators[toks[k].w] || hedges[toks[k].w] {
+			return ""
+		}
+	}
+	target := prep == "to" || prep == "on" || prep == "into"
+	switch verb {
+	case "deploys", "deploy", "deployed", "ships":
+		if target {
+			return "deploy target"
+		}
+		return "deploy tool"
+	case "goes", "go", "run", "runs", "happen", "happens":
+		switch head {
+		case "deploy", "deploys", "deployment", "deployments", "release", "releases":
+		default:
+			return ""
+		}
+		if target {
+			return "deploy target"
+		}
+		return "deploy tool"
+	case "hosted", "host", "hosts":
+		return "hosting"
+	case "build", "builds", "built":
+		return "build tool"
+	case "release", "releases", "ship":
+		return "release day"
+	case "licensed":
+		return "license"
+	}
+	return ""
+}
+
+// userFact reads "I'm X" / "I have X": the user's situation ("I'm on
+// macOS", "I have a severe peanut allergy", "I'm new to Rust"), not a
+// passing state ("I'm not sure", "I have a question", "I'm getting an
+// error"). The value keeps its verb: "is on macOS", "has a … allergy".
+func userFact(text string, toks []token, x [2]int) (string, bool) {
+	if x[1]-x[0] > 6 || x[0] == 0 {
+		return "", false
+	}
+	verb := "is"
+	switch toks[x[0]-1].w {
+	case "have", "got":
+		verb = "has"
+	}
+	first := toks[x[0]].w
+	if userDeny[first] || negators[first] || hedges[first] || specific[first] {
+		return "", false
+	}
+	if verb == "is" {
+		if strings.HasSuffix(first, "ing") && first != "learning" && first != "studying" {
+			return "", false
+		}
+		if !strings.Contains(first, "-") && pastTense(first) && first != "based" && first != "located" {
+			return "", false
+		}
+		if first == "in" && x[1]-x[0] > 1 {
+			// "I'm in the CET timezone", "I'm in Berlin"; not "in a meeting".
+			last := toks[x[1]-1]
+			if !timeWords[last.w] && !(text[last.start] >= 'A' && text[last.start] <= 'Z') {
+				return "", false
+			}
+		}
+	} else {
+		if pastTense(first) || first == "to" {
+			return "", false
+		}
+		for k := x[0]; k < x[1]; k++ {
+			if haveDeny[strings.TrimSuffix(toks[k].w, "s")] {
+				return "", false
+			}
+		}
+	}
+	for k := x[0]; k < x[1]; k++ {
+		if finiteVerbs[toks[k].w] || toks[k].w == "`" || toks[k].w == "fan" || toks[k].w == "fans" {
+			return "", false
+		}
+	}
+	v := collapseSpace(strings.TrimRight(text[toks[x[0]].start:toks[x[1]-1].end], ".,;:!?"))
+	if v == "" {
+		return "", false
+	}
+	return verb + " " + v, true
+}
+
+var (
+	userDeny = setOf("sure", "done", "going", "gonna", "confused", "stuck", "back", "ready", "fine", "ok",
+		"okay", "afraid", "sorry", "happy", "glad", "so", "just", "still", "also", "about", "here", "there",
+		"curious", "unable", "able", "aware", "pretty", "really", "very", "kind", "kinda", "too",
+		"now", "currently", "already", "almost", "off", "out", "up", "down", "over", "at", "into", "all",
+		"busy", "tired", "late", "away", "fairly", "quite", "totally", "good", "great", "lost", "fed",
+		"certain", "worried", "concerned", "interested", "excited", "afk", "sick", "no", "an", "not")
+	haveDeny = setOf("question", "idea", "problem", "issue", "error", "bug", "concern", "suggestion",
+		"request", "doubt", "feeling", "meeting", "call", "change", "pr", "branch", "file", "test",
+		"minute", "time", "look", "go", "try", "thought", "update", "fix", "patch", "commit", "plan",
+		"draft", "version", "copy", "list", "few", "couple", "quick", "another", "one", "other", "similar",
+		"same", "lot", "bunch", "some", "no", "nothing", "everything", "something", "access", "permission",
+		"deadline", "appointment", "task", "ticket")
+	timeWords = setOf("timezone", "time", "utc", "gmt", "cet", "cest", "pst", "pdt", "est", "edt", "zone")
+)
+
+// beForms of "to be" after "here" make it a presentation ("here is …").
+var beForms = setOf("is", "are", "was", "were", "it", "it's", "you", "we", "goes", "comes")
+
+// anymoreWords say a habit ended: "we don't use Docker anymore".
+func endedHabit(toks []token) bool {
+	for i, t := range toks {
+		switch t.w {
+		case "anymore":
+			return true
+		case "any":
+			if i+1 < len(toks) && toks[i+1].w == "more" {
+				return true
+			}
+		case "longer":
+			if i > 0 && toks[i-1].w == "no" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subcommands of package managers and build tools.
+var subcommands = setOf("install", "ci", "add", "exec", "dlx", "npx", "i", "run", "update", "upgrade")
+
+// cliTools take subcommands.
+var cliTools = setOf("npm", "pnpm", "yarn", "bun", "pip", "pip3", "cargo", "go", "uv", "poetry", "brew",
+	"apt", "apt-get", "gem", "bundle", "composer", "mvn", "gradle", "make", "docker", "deno", "npx", "pipx",
+	"conda", "dnf", "yum", "pacman", "nix")
+
+// movePreps follow a verb of motion or placement ("deploy to", "run on").
+var movePreps = setOf("to", "on", "onto", "into", "in", "with", "via", "through", "from")
+
+// maskQuotes hides what stands between double quotes ("…" or “…”)
+// on one line: quoted words are someone's words, not the user's statement
+// ("the README says \"always use npm ci\""). The span becomes 'x's, one
+// opaque word.
+func maskQuotes(b []byte, text string) {
+	for i := 0; i < len(b); i++ {
+		open, n := 0, 0
+		switch {
+		case b[i] == '"':
+			open, n = i, 1
+		case strings.HasPrefix(text[i:], "\u201c"):
+			open, n = i, 3
+		default:
+			continue
+		}
+		j := open + n
+		for j < len(b) && b[j] != '\n' && b[j] != '"' && !strings.HasPrefix(text[j:], "\u201d") {
+			j++
+		}
+		if j >= len(b) || b[j] == '\n' || j == open+n {
+			continue
+		}
+		for k := open + n; k < j; k++ {
+			b[k] = 'x'
+		}
+		if b[j] == '"' {
+			i = j
+		} else {
+			i = j + 2
+		}
+	}
+}
+
+// notAfter reads "not Y" right after a preference's slot, up to the end
+// of the clause: the avoidance that goes with it.
+func notAfter(toks []token, end int, span func([2]int) string) (episode.Signal, bool) {
+	if end >= len(toks) || toks[end].w != "not" && toks[end].w != "never" || len(toks)-end-1 > 3 || len(toks)-end-1 < 1 {
+		return episode.Signal{}, false
+	}
+	for _, t := range toks[end+1:] {
+		if finiteVerbs[t.w] || specific[t.w] || slotStops[t.w] {
+			return episode.Signal{}, false
+		}
+	}
+	subj, _ := normSlot(span([2]int{end + 1, len(toks)}), false)
+	if subj == "" {
+		return episode.Signal{}, false
+	}
+	return episode.Signal{Kind: episode.SignalAvoid, Subject: subj, Polarity: -1}, true
+}
+
+// placeVerbs put something somewhere: "add X to Y" is about X.
+var placeVerbs = setOf("add", "put", "append", "insert", "include", "commit", "push", "write", "paste")

@@ -27,7 +27,7 @@ func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Co
 		ReembedBudget: cfg.ReembedBudget}
 	if cfg.LLMEnabled() {
 		client := llm.New(llmConfig(cfg, cfg.LLMModel))
-		c.Extractor = extract.NewLLM(client, cfg.LLMModel)
+		c.Extractor = extract.NewLLM(client, cfg.LLMModel).WithStated()
 		c.Judge = consolidate.NewLLM(client, 10*time.Second)
 		c.Fallback = local
 		c.Concurrency = cfg.LLMConcurrency

@@ -34,6 +34,9 @@ type Components struct {
 	Judge consolidate.Judge
 	// ForceConsolidation runs belief consolidation whatever its triggers say.
 	ForceConsolidation bool
+	// BeliefProgress, when set, is told how many pending episodes belief
+	// consolidation has worked (a backfill shows it).
+	BeliefProgress func(done, total int)
 	// Concurrency bounds extractions in flight.
 	Concurrency int
 	// ReembedBudget bounds the re-embedding of older memories in a cycle
@@ -103,7 +106,7 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	}
 	c := &consolidate.Consolidator{DB: db, Judge: comp.Judge, Embedder: comp.Embedder, Log: log,
 		Options: consolidate.Options{EpisodeThreshold: cfg.BeliefEpisodeThreshold, Interval: cfg.BeliefInterval,
-			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation}}
+			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation, Progress: comp.BeliefProgress}}
 	if st.Beliefs, err = c.Run(ctx, time.Now()); err != nil {
 		return st, fmt.Errorf("consolidate beliefs: %w", err)
 	}

@@ -1,0 +1,337 @@
+package consolidate
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// Explicit statements. What the user says in so many words — "never add
+// emoji to commit messages", "this service deploys to Fly.io", "actually we
+// moved from Postgres to SQLite" — needs no three mentions: the extractor
+// marks such signals Stated, and each one bears on beliefs at once, before
+// any clustering, with the weight of belief.StatedWeight observations:
+//
+//   - a statement of what an active belief of its partition (same scope
+//     and project) claims supports it;
+//   - one that says the opposite of an active belief (its own partition's,
+//     or a global one) contradicts it; when it corrects ("actually …",
+//     "we switched from X to Y", "not X anymore") or states a fact's new
+//     value, the old belief is retired at once (status revised, the new
+//     belief its child): the newest word of the user wins;
+//   - a statement no belief of its partition makes yet becomes one.
+//
+// A switch away from X also retires a fact whose value is X ("database is
+// postgres"), and states the fact anew with the value switched to.
+//
+// Scope is the statement's own (Signal.Global), not its exchange's: "I
+// prefer tabs" said in a project is global, "we use pnpm here" project.
+//
+// A retired claim does not come back from episodes that predate its
+// retirement — older episodes that still mention it, re-consolidation,
+// an import — only from a statement made after it.
+
+// statedClaim is one claim an episode states, with its scope.
+type statedClaim struct {
+	c      claim
+	global bool
+	// display is the subject as the user wrote it when that was its
+	// plural ("table-driven tests"): the statement reads as they said it,
+	// while the claim stays normalised for matching.
+	display string
+}
+
+// statedOf returns the claims e states, the switches it states (from →
+// to, either side possibly ""), and whether it corrects.
+func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, corrects bool) {
+	for _, s := range e.Signals {
+		if !s.Stated {
+			continue
+		}
+		switch s.Kind {
+		case episode.SignalCorrection:
+			corrects = true
+			// A correction's subject is what the user says instead; it
+			// comes with a signal of its own when it is a preference.
+			continue
+		case episode.SignalSwitch:
+			corrects = true
+			switches = append(switches, [2]string{headTerm(normTerm(s.Subject)), headTerm(normTerm(s.Object))})
+		}
+		c, ok := claimOf(s)
+		if !ok {
+			continue
+		}
+		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: plural(s.Text, c.subject)}
+		if !slices.ContainsFunc(claims, func(o statedClaim) bool { return o.c == sc.c && o.global == sc.global }) {
+			claims = append(claims, sc)
+		}
+	}
+	return claims, switches, corrects
+}
+
+// plural returns subject's plural when text holds it ("table-driven
+// tests" for "table-driven test"), else subject.
+func plural(text, subject string) string {
+	t := strings.ToLower(text)
+	forms := []string{subject + "s", subject + "es"}
+	if strings.HasSuffix(subject, "y") {
+		forms = append(forms, strings.TrimSuffix(subject, "y")+"ies")
+	}
+	for _, p := range forms {
+		for off := 0; ; {
+			i := strings.Index(t[off:], p)
+			if i < 0 {
+				break
+			}
+			i += off
+			if (i+len(p) == len(t) || !isWordByte(t[i+len(p)])) && (i == 0 || !isWordByte(t[i-1])) {
+				return p
+			}
+			off = i + 1
+		}
+	}
+	return subject
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// retiredClaim is a claim no longer held in a partition, since At.
+type retiredClaim struct {
+	part string
+	c    claim
+	at   time.Time
+}
+
+// retire records b's claim as retired at `at`.
+func (s *cycle) noteRetired(b *belief.Belief, at time.Time) {
+	if bc, ok := beliefClaim(b); ok {
+		s.retired = append(s.retired, retiredClaim{part: partKey(b.Scope, b.ProjectPath), c: bc, at: at})
+	}
+}
+
+// stale reports whether claim c in partition part was retired after an
+// episode that occurred at t.
+func (s *cycle) stale(part string, c claim, t time.Time) bool {
+	for _, r := range s.retired {
+		if r.part == part && r.c == c && !t.After(r.at) {
+			return true
+		}
+	}
+	return false
+}
+
+// when is the time an episode speaks for.
+func when(e *episode.Episode) time.Time {
+	if !e.OccurredAt.IsZero() {
+		return e.OccurredAt
+	}
+	return e.CreatedAt
+}
+
+// statedAll works the explicit statements of the new episodes, in order.
+func (s *cycle) statedAll(ctx context.Context, eps []store.SeqEpisode) {
+	for i := range eps {
+		e := &eps[i].Episode
+		if s.used[e.ID] {
+			continue
+		}
+		if s.stated(ctx, e) {
+			s.used[e.ID] = true
+			s.epCache[e.ID] = *e
+		}
+	}
+}
+
+// stated works one episode's explicit statements; it reports whether it
+// had any.
+func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
+	claims, switches, corrects := statedOf(e)
+	if len(claims) == 0 {
+		return false
+	}
+	t := when(e)
+	for _, sc := range claims {
+		scope, project, path := episode.ScopeProject, e.Project, e.ProjectPath
+		if sc.global {
+			scope, project, path = episode.ScopeGlobal, "", ""
+		}
+		part := partKey(scope, path)
+		if s.stale(part, sc.c, t) {
+			continue // said before it was corrected
+		}
+		var supported bool
+		var retired []*belief.Belief
+		for _, id := range s.order {
+			b := s.beliefs[id]
+			bc, ok := beliefClaim(b)
+			if b.Status != belief.StatusActive || !ok || bc.subject != sc.c.subject || bc.class != sc.c.class {
+				continue
+			}
+			same := partKey(b.Scope, b.ProjectPath) == part
+			if !same && b.Scope != episode.ScopeGlobal {
+				continue
+			}
+			if hasEvidence(b, e.ID) {
+				// Counted before (this cycle's other claim, an import).
+				supported = supported || same && agrees(bc, sc.c)
+				continue
+			}
+			switch {
+			case agrees(bc, sc.c):
+				if same {
+					s.weigh(b, e, Supports)
+					supported = true
+				}
+			case bc.class == classPref && sc.c.object != bc.object:
+				// The opposite for a purpose the belief does not name
+				// ("not bun for production"): it holds elsewhere.
+				if same && !hasEvidence(b, e.ID) {
+					b.Partial = append(b.Partial, e.ID)
+					b.EvidenceCount++
+					b.UpdatedAt = s.now
+					s.dirty[b.ID] = true
+					s.st.Partial++
+				}
+				supported = supported || same
+			case disagrees(bc, sc.c):
+				if corrects || bc.class == classFact {
+					s.retire(b, e, t)
+					retired = append(retired, b)
+				} else {
+					s.weigh(b, e, Contradicts)
+				}
+			}
+		}
+		if !supported {
+			nb := s.createStated(ctx, e, sc.c, sc.display, scope, project, path)
+			for _, old := range retired {
+				nb.ParentID = old.ID
+				old.Children = append(old.Children, nb.ID)
+			}
+		}
+	}
+	// "We moved from Postgres to SQLite": the fact whose value was
+	// Postgres is retired, and stated anew with SQLite.
+	for _, sw := range switches {
+		if sw[0] == "" {
+			continue
+		}
+		for _, id := range slices.Clone(s.order) {
+			b := s.beliefs[id]
+			bc, ok := beliefClaim(b)
+			if b.Status != belief.StatusActive || !ok || bc.class != classFact || bc.object != sw[0] {
+				continue
+			}
+			if b.Scope != episode.ScopeGlobal && partKey(b.Scope, b.ProjectPath) != partKey(episode.ScopeProject, e.ProjectPath) {
+				continue
+			}
+			s.retire(b, e, t)
+			if sw[1] != "" {
+				nc := claim{subject: bc.subject, class: classFact, polarity: 1, object: sw[1]}
+				nb := s.createStated(ctx, e, nc, nc.subject, b.Scope, b.Project, b.ProjectPath)
+				nb.ParentID = b.ID
+				b.Children = append(b.Children, nb.ID)
+			}
+		}
+	}
+	return true
+}
+
+// userSubject is the subject of the facts the user states about themself.
+const userSubject = "user"
+
+// agrees: the same polarity of a preference (whatever purpose each
+// names: "bun for scripts" is still bun), the same value of a fact.
+func agrees(bc, c claim) bool {
+	if bc.class == classFact {
+		return bc.object == c.object
+	}
+	return bc.polarity == c.polarity
+}
+
+// disagrees: the opposite of a preference for the same purpose (or none),
+// another value of a fact.
+func disagrees(bc, c claim) bool {
+	if bc.class == classFact {
+		// What the user says of themself is many facts, not one value:
+		// "has a peanut allergy" and "is on macOS" both hold.
+		return bc.object != c.object && bc.subject != userSubject
+	}
+	return bc.polarity != c.polarity && c.object == bc.object
+}
+
+// weigh records a stated episode as evidence of StatedWeight.
+func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
+	if hasEvidence(b, e.ID) {
+		return
+	}
+	w := float64(belief.StatedWeight)
+	switch rel {
+	case Supports:
+		b.Alpha += w
+		b.Supporting = append(b.Supporting, e.ID)
+		b.LastReinforcedAt = s.now
+		s.st.Supported++
+	case Contradicts:
+		b.Beta += w
+		b.Contradicting = append(b.Contradicting, e.ID)
+		s.st.Contradicted++
+	default:
+		return
+	}
+	b.EvidenceCount += belief.StatedWeight
+	b.PeakConfidence = max(b.PeakConfidence, b.Confidence())
+	b.UpdatedAt = s.now
+	s.dirty[b.ID] = true
+}
+
+// retire ends a belief the user corrected: it is contradicted with the
+// statement's weight and kept as revised, so that promotion shows it as
+// [NO LONGER TRUE] once and then removes it.
+func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
+	s.weigh(b, e, Contradicts)
+	b.Revisions = append(b.Revisions, belief.Revision{Timestamp: at, OldStatement: b.Statement,
+		OldConfidence: b.Confidence(), Reason: fmt.Sprintf("corrected by the user in %s: %q", e.ID, clipRunes(oneLine(e.Summary), 160))})
+	b.Status, b.Timeframe, b.UpdatedAt = belief.StatusRevised, belief.TimePast, s.now
+	s.dirty[b.ID], s.fresh[b.ID] = true, true
+	s.noteRetired(b, at)
+	s.st.Revised++
+	s.log.Info("belief corrected", "id", b.ID, "statement", b.Statement, "by", e.ID)
+}
+
+// createStated makes a belief from one stated claim.
+func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, display, scope, project, path string) *belief.Belief {
+	pred, ctxt := PredPrefers, ""
+	switch {
+	case c.class == classFact:
+		pred, ctxt = PredIs, c.object
+	case c.polarity < 0:
+		pred = PredAvoids
+	}
+	w := float64(belief.StatedWeight)
+	b := &belief.Belief{
+		ID: store.NewID("bl_"), Subject: c.subject, Predicate: pred, Context: ctxt, Timeframe: belief.TimeCurrent,
+		Statement: Render(scope, project, cmp.Or(display, c.subject), pred, ctxt),
+		Alpha:     1 + w, Beta: 1, Scope: scope, Project: project, ProjectPath: path,
+		Supporting: []string{e.ID}, Status: belief.StatusActive, EvidenceCount: belief.StatedWeight, Stability: 1,
+		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
+	}
+	if vec := s.embed(ctx, b.Statement); len(vec) > 0 {
+		b.Embedding, b.Embedder = vec, s.embedderName()
+	}
+	b.PeakConfidence = b.Confidence()
+	s.add(b)
+	s.st.Created++
+	s.log.Info("belief stated", "id", b.ID, "statement", b.Statement, "episode", e.ID)
+	return b
+}
