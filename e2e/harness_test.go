@@ -42,6 +42,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(lagHookEnv) != "" {
+		os.Exit(runLagHook()) // this binary is a Stop hook (see resume_test.go)
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)

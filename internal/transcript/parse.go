@@ -23,7 +23,7 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 	if !valid(b) {
 		return msgs, false
 	}
-	var typ, uuid, ts, cwd, message []byte
+	var typ, uuid, ts, cwd, message, promptID []byte
 	var skip bool
 	eachField(b, func(k, v []byte) {
 		switch string(k) {
@@ -37,6 +37,8 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 			cwd = v
 		case "message":
 			message = v
+		case "promptId":
+			promptID = v
 		// Sidechains are sub-agent traffic, meta lines are text Claude Code
 		// (or a hook) put in the user's name, compact summaries restate the
 		// conversation: none of them is something the user or the model said.
@@ -74,6 +76,8 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 	}
 	if role == "assistant" {
 		m.MessageID = str(id)
+	} else if m.Prompt {
+		m.PromptID = str(promptID)
 	}
 	m.UUID, m.CWD = str(uuid), str(cwd)
 	if t, err := time.Parse(time.RFC3339, str(ts)); err == nil {

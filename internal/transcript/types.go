@@ -15,11 +15,14 @@ const (
 // Message is one conversational line of a transcript (or, for assistant
 // messages, several consecutive lines sharing message.id).
 type Message struct {
-	Offset    int64     // byte offset of its first line
-	End       int64     // byte offset just past its last line's newline
-	Role      string    // "user" or "assistant"
-	Prompt    bool      // a real user prompt: the start of a turn
-	MessageID string    // assistant message.id
+	Offset    int64  // byte offset of its first line
+	End       int64  // byte offset just past its last line's newline
+	Role      string // "user" or "assistant"
+	Prompt    bool   // a real user prompt: the start of a turn
+	MessageID string // assistant message.id
+	// PromptID is a prompt's promptId: the prompt_id of the Stop hook
+	// input of its turn (Claude Code 2.1.330; empty in older versions).
+	PromptID  string    `json:",omitempty"`
 	UUID      string    // uuid of its first line
 	Timestamp time.Time // timestamp of its first line
 	CWD       string
