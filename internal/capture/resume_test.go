@@ -173,7 +173,7 @@ func TestResumedSessionLaggingTranscript(t *testing.T) {
 		"prompt missing": func(k int) int { return s.turns[k].start },
 		// The Stop sees the prompt but none of the model's lines.
 		"reply missing": func(k int) int { return bytes.IndexByte(s.data[s.turns[k].start:], '\n') + s.turns[k].start + 1 },
-		"no lag":         func(k int) int { return s.turns[k].end },
+		"no lag":        func(k int) int { return s.turns[k].end },
 	}
 	for name, cut := range fixed {
 		t.Run(name, func(t *testing.T) {
