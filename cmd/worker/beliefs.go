@@ -116,7 +116,7 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 	// Every id is checked first: a bad one leaves the store unchanged. The
 	// recollection files are rewritten after, so that a forgotten memory is
 	// never injected again.
-	done, err := memory.Forget(ctx, s.db, s.cfg.Home, ids, time.Now())
+	done, err := memory.Forget(ctx, s.db, s.cfg, ids, time.Now(), s.log)
 	for _, c := range done {
 		fmt.Fprintf(e.stdout, "forgot %s\n", c.ID())
 	}

@@ -403,7 +403,7 @@ func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	done, err := memory.Forget(ctx, db, s.cfg.Home, []string{id}, s.opts.Now())
+	done, err := memory.Forget(ctx, db, s.cfg, []string{id}, s.opts.Now(), s.log)
 	if err != nil && !errors.Is(err, memory.ErrNotRewritten) {
 		return "", err
 	}
@@ -412,7 +412,7 @@ func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	}
 	var text string
 	if b := done[0].Belief; b != nil {
-		text = fmt.Sprintf("Forgot belief %s (%q). It will not be recalled again; a line it had in MEMORY.md goes at the worker's next run.",
+		text = fmt.Sprintf("Forgot belief %s (%q). It will not be recalled again, and it has left MEMORY.md.",
 			id, clipLine(b.Statement))
 	} else {
 		text = fmt.Sprintf("Forgot episode %s (%q). It will not be recalled again.", id, clipLine(done[0].Episode.Summary))
