@@ -98,11 +98,13 @@ func lagHook() error {
 	return cmd.Run()
 }
 
-// resumeTurn is one prompt of the resumed session and its reply's word.
+// resumeTurn is one prompt of a resumed session and its reply's word.
 type resumeTurn struct {
 	prompt, reply string
 	lag           string
+	fork          bool // --fork-session: the turn starts a new session holding a copy of the old one
 	runAfter      bool // run the worker after this turn, before the copy catches up
+	script        func(t *anthropicstub.Turn, reply, project string)
 }
 
 // A session continued with --resume four times, with tool calls, and a
@@ -110,6 +112,51 @@ type resumeTurn struct {
 // itself in most turns. Every turn must be captured exactly once, each
 // reply with its own prompt, in the captures and in the episodes.
 func TestResumedSessionWithRealClient(t *testing.T) {
+	turns := []resumeTurn{
+		{prompt: "RESUMEP1-wren", reply: "RESUMER1-finch", lag: lagPrompt, script: func(t *anthropicstub.Turn, r, _ string) {
+			t.Bash("echo resume-tool-one | tr a-z A-Z", "Print").Reply("Printed it, " + r + ".")
+		}},
+		{prompt: "RESUMEP2-crane", reply: "RESUMER2-stork", lag: lagPrompt, runAfter: true},
+		{prompt: "RESUMEP3-egret", reply: "RESUMER3-ibis", lag: lagReply, script: func(t *anthropicstub.Turn, r, project string) {
+			t.Write(filepath.Join(project, "plan.txt"), "plan\n").Bash("cat plan.txt", "Show").Reply("Added plan.txt, " + r + ".")
+		}},
+		{prompt: "RESUMEP4-swift", reply: "RESUMER4-lark", lag: lagPrompt},
+		{prompt: "RESUMEP5-robin", reply: "RESUMER5-thrush", lag: lagNone, script: func(t *anthropicstub.Turn, r, _ string) {
+			t.Bash("echo resume-tool-five | tr a-z A-Z", "Print").Reply("Done, " + r + ".")
+		}},
+	}
+	tools := map[string]int{"RESUME-TOOL-ONE": 0, "echo resume-tool-one": 0, "cat plan.txt": 2, "echo resume-tool-five": 4, "RESUME-TOOL-FIVE": 4}
+	runResumeScenario(t, turns, tools)
+}
+
+// A session forked with --resume --fork-session starts a new file with a
+// copy of the old conversation. The copy is not captured again, and the
+// new turns — also when resumed again, with tool calls and a lagging
+// transcript — are captured once each, with their own prompts.
+func TestForkedSessionWithRealClient(t *testing.T) {
+	turns := []resumeTurn{
+		{prompt: "FORKP1-heron", reply: "FORKR1-gull", lag: lagNone, script: func(t *anthropicstub.Turn, r, _ string) {
+			t.Bash("echo fork-tool-one | tr a-z A-Z", "Print").Reply("Printed it, " + r + ".")
+		}},
+		{prompt: "FORKP2-tern", reply: "FORKR2-auk", lag: lagReply},
+		{prompt: "FORKP3-kite", reply: "FORKR3-shrike", lag: lagPrompt, fork: true, script: func(t *anthropicstub.Turn, r, _ string) {
+			t.Bash("echo fork-tool-three | tr a-z A-Z", "Print").Reply("Done, " + r + ".")
+		}},
+		{prompt: "FORKP4-rail", reply: "FORKR4-coot", lag: lagPrompt},
+		{prompt: "FORKP5-dove", reply: "FORKR5-jay", lag: lagPrompt, fork: true},
+	}
+	tools := map[string]int{"FORK-TOOL-ONE": 0, "echo fork-tool-one": 0, "echo fork-tool-three": 2, "FORK-TOOL-THREE": 2}
+	runResumeScenario(t, turns, tools)
+}
+
+// runResumeScenario runs the turns with the real client, each resuming the
+// session of the turn before (a fork turn starts a new session from it),
+// behind the lagging Stop hook; then the copies catch up and the worker
+// runs. It checks that every prompt and reply is captured exactly once,
+// in its own turn, and is in exactly one episode, with its prompt; and
+// that the tool lines (a word of each, mapped to its turn's index) are in
+// their turn's episode.
+func runResumeScenario(t *testing.T, turns []resumeTurn, tools map[string]int) {
 	claudeBin(t)
 	bins := buildBinaries(t)
 	sc := anthropicstub.NewScript()
@@ -124,32 +171,38 @@ func TestResumedSessionWithRealClient(t *testing.T) {
 	}
 	hook := e.WriteScript("lagging-stop.sh", fmt.Sprintf("%s=%s %s=%s exec %s\n", lagHookEnv, bins.HookStop, lagDirEnv, lagDir, self))
 	e.SetHooks(Hooks{UserPromptSubmit: []string{bins.HookUserPrompt}, Stop: []string{hook}})
-
-	turns := []resumeTurn{
-		{prompt: "RESUMEP1-wren", reply: "RESUMER1-finch", lag: lagPrompt},
-		{prompt: "RESUMEP2-crane", reply: "RESUMER2-stork", lag: lagPrompt, runAfter: true},
-		{prompt: "RESUMEP3-egret", reply: "RESUMER3-ibis", lag: lagReply},
-		{prompt: "RESUMEP4-swift", reply: "RESUMER4-lark", lag: lagPrompt},
-		{prompt: "RESUMEP5-robin", reply: "RESUMER5-thrush", lag: lagNone},
+	for _, tr := range turns {
+		turn := sc.On(tr.prompt)
+		if tr.script == nil {
+			turn.Reply("Understood, " + tr.reply + ".")
+			continue
+		}
+		tr.script(turn, tr.reply, e.Project)
 	}
-	sc.On(turns[0].prompt).Bash("echo resume-tool-one | tr a-z A-Z", "Print").Reply("Printed it, " + turns[0].reply + ".")
-	sc.On(turns[1].prompt).Reply("Understood, " + turns[1].reply + ".")
-	sc.On(turns[2].prompt).Write(filepath.Join(e.Project, "plan.txt"), "plan\n").
-		Bash("cat plan.txt", "Show").Reply("Added plan.txt, " + turns[2].reply + ".")
-	sc.On(turns[3].prompt).Reply("Understood, " + turns[3].reply + ".")
-	sc.On(turns[4].prompt).Bash("echo resume-tool-five", "Print").Reply("Done, " + turns[4].reply + ".")
 
 	t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
 	session := ""
+	sessions := map[string]bool{}
+	forks := 0
 	for _, tr := range turns {
 		if err := os.WriteFile(filepath.Join(lagDir, "mode"), []byte(tr.lag), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res := e.Prompt(session, "Next step, "+tr.prompt)
-		if session != "" && res.SessionID != session {
+		var flags []string
+		if tr.fork {
+			flags = []string{"--fork-session"}
+		}
+		res := e.PromptWith(e.Project, session, flags, "Next step, "+tr.prompt)
+		switch {
+		case tr.fork && res.SessionID == session:
+			t.Fatalf("--fork-session continued session %s", session)
+		case tr.fork:
+			forks++
+		case session != "" && res.SessionID != session:
 			t.Fatalf("--resume %s continued as session %s", session, res.SessionID)
 		}
 		session = res.SessionID
+		sessions[session] = true
 		if !strings.Contains(res.Result, tr.reply) {
 			t.Fatalf("client result %q, want %s", res.Result, tr.reply)
 		}
@@ -168,19 +221,19 @@ func TestResumedSessionWithRealClient(t *testing.T) {
 	if n := strings.Count(string(stops), "\n"); n != len(turns) {
 		t.Fatalf("%d Stops ran, want %d", n, len(turns))
 	}
-	for _, tr := range turns {
-		if tr.lag == lagPrompt && !strings.Contains(string(stops), "mode=prompt") {
-			t.Fatalf("no Stop saw a transcript without its prompt")
-		}
+	if len(sessions) != forks+1 {
+		t.Fatalf("%d sessions for %d forks", len(sessions), forks)
 	}
 
-	// The copy catches up; the worker's cycle sweeps it and makes episodes.
-	real, err := os.ReadFile(e.TranscriptPath(session))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(lagDir, session+".jsonl"), real, 0o600); err != nil {
-		t.Fatal(err)
+	// The copies catch up; the worker's cycle sweeps them and makes episodes.
+	for id := range sessions {
+		real, err := os.ReadFile(e.TranscriptPath(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(lagDir, id+".jsonl"), real, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
 	t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
@@ -191,19 +244,24 @@ func TestResumedSessionWithRealClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	caps, err := db.Captures(ctx, session)
+	caps, err := db.Captures(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("captures:\n%s", describeCaptures(caps))
 	var probs []string
 	// A capture belongs to the turn of its prompt; a continuation to the
-	// turn of the capture before it.
+	// turn of the capture before it in its session.
 	turnOf := make([]int, len(caps))
-	cur := -1
+	cur, curSession := -1, ""
+	var all strings.Builder
 	for i, c := range caps {
+		all.WriteString(c.Content + "\n")
 		if c.Status != store.CaptureDone {
 			probs = append(probs, fmt.Sprintf("capture %d is %s (%s)", c.ID, c.Status, c.Error))
+		}
+		if c.SessionID != curSession {
+			cur, curSession = -1, c.SessionID
 		}
 		if !c.Continuation {
 			cur = -1
@@ -231,12 +289,8 @@ func TestResumedSessionWithRealClient(t *testing.T) {
 			}
 		}
 	}
-	for _, w := range []string{"RESUME-TOOL-ONE", "echo resume-tool-five", "cat plan.txt"} {
-		all := ""
-		for _, c := range caps {
-			all += c.Content + "\n"
-		}
-		if n := strings.Count(all, w); n != 1 {
+	for w := range tools {
+		if n := strings.Count(all.String(), w); n != 1 {
 			probs = append(probs, fmt.Sprintf("%s occurs %d times in the captures, want 1", w, n))
 		}
 	}
@@ -269,7 +323,7 @@ func TestResumedSessionWithRealClient(t *testing.T) {
 		}
 	}
 	// The tool calls and results of a turn are in its episode too.
-	for word, k := range map[string]int{"RESUME-TOOL-ONE": 0, "cat plan.txt": 2, "Tool result: resume-tool-five": 4, "Tool result (Bash): resume-tool-five": 4} {
+	for word, k := range tools {
 		for _, ep := range eps {
 			if strings.Contains(ep.Context, word) && !strings.Contains(ep.Context, turns[k].prompt) {
 				probs = append(probs, fmt.Sprintf("episode %s holds %q of turn %d without its prompt", ep.ID, word, k+1))
@@ -279,8 +333,10 @@ func TestResumedSessionWithRealClient(t *testing.T) {
 	if len(probs) > 0 {
 		t.Fatalf("resumed session captured wrongly:\n  %s", strings.Join(probs, "\n  "))
 	}
-	s, _, err := db.GetSession(ctx, session)
-	if err != nil || s.DeferredReplies != "" || s.PendingReplyHash != "" {
-		t.Errorf("session state after the last cycle: %+v, %v", s, err)
+	for id := range sessions {
+		s, _, err := db.GetSession(ctx, id)
+		if err != nil || s.DeferredReplies != "" || s.PendingReplyHash != "" {
+			t.Errorf("session state after the last cycle: %+v, %v", s, err)
+		}
 	}
 }

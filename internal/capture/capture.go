@@ -63,19 +63,23 @@ type Pass struct {
 	End      int64                // offset just past the last complete line read
 	Messages []transcript.Message // kept, redacted messages (a late final reply last)
 	Replies  replyState           // reply state after this pass
-	Skipped  int                  // lines skipped by the parser
-	Redacted int                  // secrets replaced
+	// CopiedBefore carries transcript.Result.CopiedBefore to the next pass.
+	CopiedBefore time.Time
+	Skipped      int // lines skipped by the parser
+	Redacted     int // secrets replaced
 }
 
 // Read performs the file part of a pass: everything but the commit. prev is
 // the session's stored state (zero when it has none).
 func Read(req Request, prev store.Session, opt Options) (Pass, error) {
-	p := Pass{Request: req, From: prev.Offset, End: prev.Offset, Replies: stateOf(prev)}
-	res, err := transcript.ReadFile(req.TranscriptPath, prev.Offset, opt.Transcript)
+	p := Pass{Request: req, From: prev.Offset, End: prev.Offset, Replies: stateOf(prev), CopiedBefore: prev.CopiedBefore}
+	topt := opt.Transcript
+	topt.CopiedBefore = prev.CopiedBefore
+	res, err := transcript.ReadFile(req.TranscriptPath, prev.Offset, topt)
 	if err != nil {
 		return p, fmt.Errorf("%w: %s: %w", ErrTranscript, req.TranscriptPath, err)
 	}
-	p.End, p.Skipped = res.End, res.Skipped
+	p.End, p.Skipped, p.CopiedBefore = res.End, res.Skipped, res.CopiedBefore
 	msgs := res.Messages
 	for i := range msgs {
 		for j := range msgs[i].Blocks {
@@ -281,10 +285,13 @@ func settleReply(msgs []transcript.Message, st replyState, reply, promptID strin
 	return msgs, st
 }
 
-// promptIndex is the index of the prompt with the given promptId in msgs, or -1.
+// promptIndex is the index of the last prompt with the given promptId in
+// msgs, or -1. The last: a session forked from another one (--resume with
+// --fork-session) starts its file with a copy of the old conversation,
+// whose prompts carry the promptId of the new session's first prompt.
 func promptIndex(msgs []transcript.Message, id string) int {
-	for i, m := range msgs {
-		if m.Prompt && m.PromptID == id {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Prompt && m.PromptID == id {
 			return i
 		}
 	}
@@ -353,7 +360,8 @@ func (p Pass) Commit(prev store.Session, opt Options) store.CaptureCommit {
 		ID: req.SessionID, TranscriptPath: req.TranscriptPath, CWD: cwd,
 		Project: gitroot.Name(root), ProjectPath: root,
 		Offset: p.End, PendingReplyHash: p.Replies.Pending, LastReplyHash: p.Replies.Last,
-		LastPromptID: p.Replies.Prompt, DeferredReplies: encodeDeferred(p.Replies.Deferred), LastActivity: req.Now,
+		LastPromptID: p.Replies.Prompt, DeferredReplies: encodeDeferred(p.Replies.Deferred), CopiedBefore: p.CopiedBefore,
+		LastActivity: req.Now,
 	}
 	var caps []store.Capture
 	for _, turn := range transcript.Turns(p.Messages) {
@@ -397,7 +405,7 @@ func Session(ctx context.Context, db *store.DB, req Request, opt Options) (int, 
 			return 0, err
 		}
 		if prev.ID != "" && p.End == prev.Offset && len(p.Messages) == 0 &&
-			p.Replies.equal(stateOf(prev)) {
+			p.Replies.equal(stateOf(prev)) && p.CopiedBefore.Equal(prev.CopiedBefore) {
 			return 0, nil // nothing new
 		}
 		n, err := db.CommitCaptures(ctx, p.Commit(prev, opt))

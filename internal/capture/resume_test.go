@@ -201,3 +201,60 @@ func TestResumedSessionLaggingTranscript(t *testing.T) {
 		}
 	}
 }
+
+// A session resumed with --fork-session (Claude Code 2.1.330): the new
+// session's file starts with a copy of the old conversation — the old
+// lines with the old uuids and timestamps, and the copied prompt carrying
+// the promptId of the new session's first prompt — and at the first Stop
+// the file may hold part of the copy and not the new prompt. The copy is
+// not captured again, and the new reply goes to the new prompt, wherever
+// the file ends at the Stop.
+func TestForkedSession(t *testing.T) {
+	ctx := context.Background()
+	parent, child := fixture(t, "forked-parent.jsonl"), fixture(t, "forked-child.jsonl")
+	const (
+		parentID, parentPrompt = "99746ffd-e328-4c32-ab24-d6f43365ef30", "913f4729-63cd-4bd2-9694-9b6b05cb51e2"
+		childID, childPrompt   = "414613a9-8bf0-4848-a3e0-e8abe86c9bd6", "c7da040c-165b-4eb2-b9a0-ede038d92b6f"
+	)
+	for _, cut := range lineEnds(child, 0, len(child)) {
+		db := openDB(t)
+		pp := transcriptFile(t, parentID, parent)
+		if _, err := Session(ctx, db, Request{SessionID: parentID, TranscriptPath: pp, Source: SourceStop,
+			PromptID: parentPrompt, LastAssistantMessage: "Reply one T1R-aaa."}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		cp := transcriptFile(t, childID, child[:cut])
+		if _, err := Session(ctx, db, Request{SessionID: childID, TranscriptPath: cp, Source: SourceStop,
+			PromptID: childPrompt, LastAssistantMessage: "Reply two T2R-bbb."}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(cp, child, 0o600)
+		if _, err := Session(ctx, db, Request{SessionID: childID, TranscriptPath: cp, Source: SourceSweep}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		caps, _ := db.Captures(ctx, "")
+		var all strings.Builder
+		for _, c := range caps {
+			fmt.Fprintf(&all, "%s [%d,%d) cont=%v %q\n", c.SessionID[:8], c.ByteStart, c.ByteEnd, c.Continuation, c.Content)
+		}
+		var probs []string
+		for _, w := range []string{"first T1-alpha", "Reply one T1R-aaa.", "second T2-beta", "Reply two T2R-bbb."} {
+			if n := strings.Count(all.String(), w); n != 1 {
+				probs = append(probs, fmt.Sprintf("%q captured %d times", w, n))
+			}
+		}
+		for i, c := range caps {
+			if strings.Contains(c.Content, "Reply two") && !strings.Contains(c.Content, "second T2-beta") &&
+				!(c.Continuation && i > 0 && strings.Contains(caps[i-1].Content, "second T2-beta")) {
+				probs = append(probs, "the new reply is not in the new prompt's turn")
+			}
+		}
+		if len(probs) > 0 {
+			t.Fatalf("Stop with the child file cut at %d of %d:\n  %s\n%s", cut, len(child), strings.Join(probs, "\n  "), all.String())
+		}
+		st, _, _ := db.GetSession(ctx, childID)
+		if st.DeferredReplies != "" || st.PendingReplyHash != "" || !st.CopiedBefore.IsZero() {
+			t.Fatalf("cut %d: child session state after the sweep: %+v", cut, st)
+		}
+	}
+}

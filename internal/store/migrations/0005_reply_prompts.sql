@@ -5,3 +5,7 @@
 -- glued to the turn before.
 ALTER TABLE sessions ADD COLUMN last_prompt_id TEXT NOT NULL DEFAULT '';    -- promptId of the latest prompt captured
 ALTER TABLE sessions ADD COLUMN deferred_replies TEXT NOT NULL DEFAULT '';  -- JSON [{prompt_id, text}]: replies whose prompt is not in the file yet
+-- A forked session's file starts with copies of the old conversation: lines
+-- older than this (ms; 0: none to expect) are copies, captured in their own
+-- session.
+ALTER TABLE sessions ADD COLUMN copied_before INTEGER NOT NULL DEFAULT 0;
