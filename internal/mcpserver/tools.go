@@ -24,6 +24,7 @@ import (
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -393,6 +394,25 @@ func (s *Server) expand(ctx context.Context, in IDInput) (string, error) {
 	return inject.Wrap(strings.TrimRight(b.String(), "\n")), nil
 }
 
+// forgetWorkerWait bounds how long memory_forget waits for a worker cycle.
+const forgetWorkerWait = 2 * time.Second
+
+// lockWorker takes the worker's lock, waiting up to wait for a cycle to end.
+func lockWorker(ctx context.Context, home string, wait time.Duration) (interface{ Unlock() error }, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		lk, err := worker.Lock(home)
+		if err == nil || !errors.Is(err, worker.ErrBusy) || !time.Now().Before(deadline) {
+			return lk, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // forget is memory_forget.
 func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	id, err := checkID(in.ID)
@@ -403,6 +423,13 @@ func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A worker cycle running meanwhile could write files from what it read
+	// before the forget: wait a moment for it, else say so.
+	lk, err := lockWorker(ctx, s.cfg.Home, forgetWorkerWait)
+	if err != nil {
+		return "", fmt.Errorf("engram's worker is running; nothing was forgotten, try again in a moment (%v)", err)
+	}
+	defer lk.Unlock()
 	done, err := memory.Forget(ctx, db, s.cfg, []string{id}, s.opts.Now(), s.log)
 	if err != nil && !errors.Is(err, memory.ErrNotRewritten) {
 		return "", err
