@@ -42,6 +42,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(lagHookEnv) != "" {
+		os.Exit(runLagHook()) // this binary is a Stop hook (see resume_test.go)
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
@@ -339,10 +342,18 @@ func (e *Env) Prompt(resume, prompt string) RunResult {
 // session's transcript is then looked up under dir (see TranscriptPath).
 func (e *Env) PromptIn(dir, resume, prompt string) RunResult {
 	e.t.Helper()
+	return e.PromptWith(dir, resume, nil, prompt)
+}
+
+// PromptWith is PromptIn with more client flags before the prompt (such as
+// --fork-session).
+func (e *Env) PromptWith(dir, resume string, flags []string, prompt string) RunResult {
+	e.t.Helper()
 	args := []string{"-p", "--output-format", "json", "--allowedTools", "Bash,Write,Edit,Read"}
 	if resume != "" {
 		args = append(args, "--resume", resume)
 	}
+	args = append(args, flags...)
 	args = append(args, "--", prompt)
 	res, err := e.runClient(dir, args)
 	if err != nil {

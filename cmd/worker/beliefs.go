@@ -86,6 +86,9 @@ func cmdBeliefs(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// forgetWorkerWait bounds how long forget waits for a running worker cycle.
+const forgetWorkerWait = 30 * time.Second
+
 func cmdForget(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("forget", e.stderr)
 	flagArgs, ids := splitQuery(args)
@@ -113,10 +116,17 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
+	// A worker cycle running meanwhile could write recollection files or a
+	// MEMORY.md from what it read before the forget: wait for it to end.
+	lk, err := waitWorkerLock(ctx, s.cfg.Home, forgetWorkerWait)
+	if err != nil {
+		return fmt.Errorf("a worker run is still going after %v; nothing was forgotten, try again when it ends: %w", forgetWorkerWait, err)
+	}
+	defer lk.Unlock()
 	// Every id is checked first: a bad one leaves the store unchanged. The
 	// recollection files are rewritten after, so that a forgotten memory is
 	// never injected again.
-	done, err := memory.Forget(ctx, s.db, s.cfg.Home, ids, time.Now())
+	done, err := memory.Forget(ctx, s.db, s.cfg, ids, time.Now(), s.log)
 	for _, c := range done {
 		fmt.Fprintf(e.stdout, "forgot %s\n", c.ID())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/recollect"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // seedMemories stores two episodes and a belief through the store.
@@ -127,5 +128,26 @@ func TestExportImportCommands(t *testing.T) {
 	os.WriteFile(bad, []byte("{\"kind\":\"episode\"}\n"), 0o600)
 	if _, errOut, code = newHome(t).run(t, "", "import", bad); code != 1 || !strings.Contains(errOut, "line 1") {
 		t.Errorf("bad import: %d %q", code, errOut)
+	}
+}
+
+// forget waits for a running worker cycle to end before it deletes, so
+// that the cycle cannot write files from what it read before the forget.
+func TestForgetWaitsForTheWorker(t *testing.T) {
+	h := newHome(t)
+	seedMemories(t, h)
+	lk, err := worker.Lock(h.engram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan time.Time, 1)
+	time.AfterFunc(500*time.Millisecond, func() { released <- time.Now(); lk.Unlock() })
+	out, errOut, code := h.run(t, "", "forget", "ep_0000000000a1")
+	done := time.Now()
+	if code != 0 || !strings.Contains(out, "forgot ep_0000000000a1") {
+		t.Fatalf("forget: %d %q %q", code, out, errOut)
+	}
+	if at := <-released; done.Before(at) {
+		t.Errorf("forget finished before the cycle released its lock")
 	}
 }

@@ -42,8 +42,11 @@ type Request struct {
 	// may not hold it yet when the hook runs; it is captured from here then,
 	// and its late copy in the file is skipped by a later pass.
 	LastAssistantMessage string
-	Source               string
-	Now                  time.Time
+	// PromptID is the Stop input's prompt_id: the promptId of the prompt
+	// that started the turn LastAssistantMessage ends.
+	PromptID string
+	Source   string
+	Now      time.Time
 }
 
 // Options bound a pass.
@@ -60,20 +63,23 @@ type Pass struct {
 	End      int64                // offset just past the last complete line read
 	Messages []transcript.Message // kept, redacted messages (a late final reply last)
 	Replies  replyState           // reply state after this pass
-	Skipped  int                  // lines skipped by the parser
-	Redacted int                  // secrets replaced
+	// CopiedBefore carries transcript.Result.CopiedBefore to the next pass.
+	CopiedBefore time.Time
+	Skipped      int // lines skipped by the parser
+	Redacted     int // secrets replaced
 }
 
 // Read performs the file part of a pass: everything but the commit. prev is
 // the session's stored state (zero when it has none).
 func Read(req Request, prev store.Session, opt Options) (Pass, error) {
-	p := Pass{Request: req, From: prev.Offset, End: prev.Offset,
-		Replies: replyState{Pending: prev.PendingReplyHash, Last: prev.LastReplyHash}}
-	res, err := transcript.ReadFile(req.TranscriptPath, prev.Offset, opt.Transcript)
+	p := Pass{Request: req, From: prev.Offset, End: prev.Offset, Replies: stateOf(prev), CopiedBefore: prev.CopiedBefore}
+	topt := opt.Transcript
+	topt.CopiedBefore = prev.CopiedBefore
+	res, err := transcript.ReadFile(req.TranscriptPath, prev.Offset, topt)
 	if err != nil {
 		return p, fmt.Errorf("%w: %s: %w", ErrTranscript, req.TranscriptPath, err)
 	}
-	p.End, p.Skipped = res.End, res.Skipped
+	p.End, p.Skipped, p.CopiedBefore = res.End, res.Skipped, res.CopiedBefore
 	msgs := res.Messages
 	for i := range msgs {
 		for j := range msgs[i].Blocks {
@@ -84,7 +90,7 @@ func Read(req Request, prev store.Session, opt Options) (Pass, error) {
 	}
 	reply, n := redact.String(strings.TrimSpace(req.LastAssistantMessage))
 	p.Redacted += n
-	msgs, p.Replies = settleReply(msgs, p.Replies, reply, p.End, req.Now)
+	msgs, p.Replies = settleReply(msgs, p.Replies, reply, req.PromptID, p.End, req.Now)
 	p.Messages = msgs
 	return p, nil
 }
@@ -94,19 +100,77 @@ func Read(req Request, prev store.Session, opt Options) (Pass, error) {
 type replyState struct {
 	Pending string // reply captured from a Stop input, its copy not yet read from the file
 	Last    string // last assistant text captured, from either source
+	Prompt  string // promptId of the latest prompt read from the file
+	// Deferred are final replies from Stop inputs whose prompt the file did
+	// not hold yet, oldest first: each waits for its prompt.
+	Deferred []deferredReply
 }
 
-// settleReply keeps each final reply exactly once. A reply captured earlier
-// from the Stop input (pending) is dropped when its late copy shows up in the
-// file before the next prompt; a reply the file does not hold yet is appended
-// from the Stop input and becomes pending; a reply already captured (the
-// hook running twice for one turn) is not appended again.
-func settleReply(msgs []transcript.Message, st replyState, reply string, end int64, now time.Time) ([]transcript.Message, replyState) {
+// deferredReply is a final reply waiting for the prompt of its turn.
+type deferredReply struct {
+	PromptID string    `json:"prompt_id"`
+	Text     string    `json:"text"` // redacted
+	At       time.Time `json:"at"`
+}
+
+// maxDeferred bounds the replies a session keeps waiting. The file lags
+// behind by a turn at most in practice; past this many the oldest is
+// attached where it would have been without a prompt id.
+const maxDeferred = 8
+
+// maxDeferAge is how long a reply waits for its prompt to reach the file.
+const maxDeferAge = time.Hour
+
+func stateOf(s store.Session) replyState {
+	return replyState{Pending: s.PendingReplyHash, Last: s.LastReplyHash, Prompt: s.LastPromptID,
+		Deferred: decodeDeferred(s.DeferredReplies)}
+}
+
+func (st replyState) equal(o replyState) bool {
+	return st.Pending == o.Pending && st.Last == o.Last && st.Prompt == o.Prompt &&
+		encodeDeferred(st.Deferred) == encodeDeferred(o.Deferred)
+}
+
+func encodeDeferred(d []deferredReply) string {
+	if len(d) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func decodeDeferred(s string) []deferredReply {
+	if s == "" {
+		return nil
+	}
+	var d []deferredReply
+	if json.Unmarshal([]byte(s), &d) != nil {
+		return nil
+	}
+	return d
+}
+
+// settleReply keeps each final reply exactly once, in the turn of its own
+// prompt. The Stop input's reply belongs to the prompt its prompt_id names.
+// When the file holds that prompt, the reply is found in its turn, or, when
+// the file does not hold the reply yet, appended at the end of that turn
+// and remembered as pending: a later pass drops its late copy when it meets
+// it before the next prompt. When the file does not hold the prompt yet
+// (it lags behind the hook), the reply is deferred: appending it to what the
+// file holds would glue it to the turn before. A later pass that reads the
+// prompt settles it the same way. A reply already captured (the hook
+// running twice for one turn) is not appended again. Without a prompt id
+// (older clients) the reply belongs to the last turn read.
+func settleReply(msgs []transcript.Message, st replyState, reply, promptID string, end int64, now time.Time) ([]transcript.Message, replyState) {
+	prevPrompt := st.Prompt
 	prompted := false
 	for _, m := range msgs {
 		if m.Prompt {
 			prompted = true
-			break
+			st.Prompt = m.PromptID
 		}
 	}
 	replyHash := ""
@@ -144,6 +208,72 @@ func settleReply(msgs []transcript.Message, st replyState, reply string, end int
 			st.Pending = ""
 		}
 	}
+
+	// Replies waiting for their prompt, then this Stop's reply.
+	waiting := st.Deferred
+	st.Deferred = nil
+	if reply != "" && promptID != "" && !(prevPrompt == promptID && !prompted) {
+		dup := false
+		for _, d := range waiting {
+			dup = dup || d.PromptID == promptID
+		}
+		if !dup {
+			waiting = append(waiting, deferredReply{PromptID: promptID, Text: reply, At: now})
+		}
+		reply = "" // settled below with the waiting ones
+	}
+	oldPending, oldLast := st.Pending, st.Last
+	for _, d := range waiting {
+		i, j := promptIndex(msgs, d.PromptID), 0
+		switch {
+		case i >= 0:
+			j = i + 1
+		case d.PromptID == prevPrompt && prompted:
+			// A late Stop: its prompt was read by an earlier pass and a
+			// newer prompt is already in the file. Its turn is what comes
+			// before that prompt.
+			if h := hashText(d.Text); h == oldPending || h == oldLast {
+				continue
+			}
+			i = 0
+		case now.Sub(d.At) > maxDeferAge:
+			// Its prompt never reached the file: keep the reply rather
+			// than lose it, where it would have gone without a prompt id.
+			msgs = append(msgs, transcript.Message{Offset: end, End: end, Role: "assistant", Timestamp: d.At,
+				Blocks: []transcript.Block{{Kind: transcript.KindText, Text: d.Text}}})
+			continue
+		default:
+			st.Deferred = append(st.Deferred, d)
+			continue
+		}
+		for j < len(msgs) && !msgs[j].Prompt {
+			j++
+		}
+		if lastTurnHasReply(msgs[i:j], d.Text) {
+			continue
+		}
+		at := end
+		if j > 0 {
+			at = msgs[j-1].End
+		} else if len(msgs) > 0 {
+			at = msgs[0].Offset
+		}
+		m := transcript.Message{Offset: at, End: at, Role: "assistant", Timestamp: d.At,
+			Blocks: []transcript.Block{{Kind: transcript.KindText, Text: d.Text}}}
+		msgs = append(msgs[:j:j], append([]transcript.Message{m}, msgs[j:]...)...)
+		if j == len(msgs)-1 {
+			st.Pending = hashText(d.Text) // the file's copy is still to come
+		}
+	}
+	if len(st.Deferred) > maxDeferred {
+		// Never lose a reply: the oldest goes where it would have gone
+		// without a prompt id.
+		old := st.Deferred[0]
+		st.Deferred = st.Deferred[1:]
+		msgs = append(msgs, transcript.Message{Offset: end, End: end, Role: "assistant", Timestamp: old.At,
+			Blocks: []transcript.Block{{Kind: transcript.KindText, Text: old.Text}}})
+	}
+
 	if reply != "" && !alreadyCaptured && !lastTurnHasReply(msgs, reply) {
 		msgs = append(msgs, transcript.Message{Offset: end, End: end, Role: "assistant", Timestamp: now,
 			Blocks: []transcript.Block{{Kind: transcript.KindText, Text: reply}}})
@@ -153,6 +283,19 @@ func settleReply(msgs []transcript.Message, st replyState, reply string, end int
 		st.Last = h
 	}
 	return msgs, st
+}
+
+// promptIndex is the index of the last prompt with the given promptId in
+// msgs, or -1. The last: a session forked from another one (--resume with
+// --fork-session) starts its file with a copy of the old conversation,
+// whose prompts carry the promptId of the new session's first prompt.
+func promptIndex(msgs []transcript.Message, id string) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Prompt && m.PromptID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // lastAssistantText is the hash of the last assistant text block in msgs.
@@ -216,7 +359,9 @@ func (p Pass) Commit(prev store.Session, opt Options) store.CaptureCommit {
 	sess := store.Session{
 		ID: req.SessionID, TranscriptPath: req.TranscriptPath, CWD: cwd,
 		Project: gitroot.Name(root), ProjectPath: root,
-		Offset: p.End, PendingReplyHash: p.Replies.Pending, LastReplyHash: p.Replies.Last, LastActivity: req.Now,
+		Offset: p.End, PendingReplyHash: p.Replies.Pending, LastReplyHash: p.Replies.Last,
+		LastPromptID: p.Replies.Prompt, DeferredReplies: encodeDeferred(p.Replies.Deferred), CopiedBefore: p.CopiedBefore,
+		LastActivity: req.Now,
 	}
 	var caps []store.Capture
 	for _, turn := range transcript.Turns(p.Messages) {
@@ -260,7 +405,7 @@ func Session(ctx context.Context, db *store.DB, req Request, opt Options) (int, 
 			return 0, err
 		}
 		if prev.ID != "" && p.End == prev.Offset && len(p.Messages) == 0 &&
-			p.Replies == (replyState{prev.PendingReplyHash, prev.LastReplyHash}) {
+			p.Replies.equal(stateOf(prev)) && p.CopiedBefore.Equal(prev.CopiedBefore) {
 			return 0, nil // nothing new
 		}
 		n, err := db.CommitCaptures(ctx, p.Commit(prev, opt))

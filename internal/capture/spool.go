@@ -18,6 +18,7 @@ func ToSpool(dir string, p Pass, reason string) (string, error) {
 		SessionID: p.Request.SessionID, TranscriptPath: p.Request.TranscriptPath, CWD: p.Request.CWD,
 		Source: p.Request.Source, From: p.From, End: p.End,
 		PendingReplyHash: p.Replies.Pending, LastReplyHash: p.Replies.Last,
+		LastPromptID: p.Replies.Prompt, DeferredReplies: encodeDeferred(p.Replies.Deferred), CopiedBefore: p.CopiedBefore,
 		Messages: p.Messages, CreatedAt: p.Request.Now, Reason: reason,
 	})
 }
@@ -29,7 +30,8 @@ func SpooledState(dir, sessionID string) store.Session {
 	if !ok {
 		return store.Session{}
 	}
-	return store.Session{ID: sessionID, Offset: end, PendingReplyHash: e.PendingReplyHash, LastReplyHash: e.LastReplyHash}
+	return store.Session{ID: sessionID, Offset: end, PendingReplyHash: e.PendingReplyHash, LastReplyHash: e.LastReplyHash,
+		LastPromptID: e.LastPromptID, DeferredReplies: e.DeferredReplies, CopiedBefore: e.CopiedBefore}
 }
 
 // DrainStats counts what a drain did.
@@ -89,7 +91,9 @@ func drainOne(ctx context.Context, db *store.DB, e spool.Entry, opt Options) (in
 	p := Pass{
 		Request: Request{SessionID: e.SessionID, TranscriptPath: e.TranscriptPath, CWD: e.CWD, Source: SourceSpool, Now: now},
 		From:    e.From, End: e.End, Messages: kept,
-		Replies: replyState{Pending: e.PendingReplyHash, Last: e.LastReplyHash},
+		Replies: replyState{Pending: e.PendingReplyHash, Last: e.LastReplyHash, Prompt: e.LastPromptID,
+			Deferred: decodeDeferred(e.DeferredReplies)},
+		CopiedBefore: e.CopiedBefore,
 	}
 	c := p.Commit(prev, opt)
 	c.AnyOffset = true

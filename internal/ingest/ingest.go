@@ -298,12 +298,14 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 			outs = append(outs, store.Outcome{CaptureID: c.ID, Fail: r.err.Error()})
 			continue
 		case c.Continuation:
-			prev, err := p.DB.PreviousEpisode(ctx, c.SessionID, c.ByteStart)
+			// The turn's start is the nearest earlier capture of the
+			// session: stored before, or earlier in this batch.
+			prev, prevStart, err := p.DB.PreviousEpisodeStart(ctx, c.SessionID, c.ByteStart)
 			if err != nil {
 				return nil, 0, err
 			}
-			if prev == "" {
-				prev = batchEpisodeBefore(outs, caps[:i], c)
+			if id, start := batchEpisodeBefore(outs, caps[:i], c); id != "" && start > prevStart {
+				prev = id
 			}
 			if prev != "" {
 				outs = append(outs, store.Outcome{CaptureID: c.ID, MergeInto: prev, Merge: &store.EpisodeMerge{
@@ -350,7 +352,7 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 
 // batchEpisodeBefore finds, among outcomes decided earlier in this batch,
 // the episode of the same session's capture just before c.
-func batchEpisodeBefore(outs []store.Outcome, earlier []store.Capture, c store.Capture) string {
+func batchEpisodeBefore(outs []store.Outcome, earlier []store.Capture, c store.Capture) (string, int64) {
 	byCapture := map[int64]string{}
 	for _, o := range outs {
 		switch {
@@ -366,7 +368,7 @@ func batchEpisodeBefore(outs []store.Outcome, earlier []store.Capture, c store.C
 			best, bestStart = byCapture[e.ID], e.ByteStart
 		}
 	}
-	return best
+	return best, bestStart
 }
 
 func (p *Pipeline) extract(ctx context.Context, c store.Capture) extracted {

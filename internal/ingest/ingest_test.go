@@ -247,6 +247,41 @@ func TestContinuationJoinsEpisode(t *testing.T) {
 	}
 }
 
+// A continuation joins the nearest turn before it, also when that turn is
+// still pending in the same batch and an older turn of the session is done:
+// the tail of turn 2 belongs to turn 2, not to turn 1.
+func TestContinuationJoinsNearestTurnInBatch(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	sess := store.Session{ID: "s", TranscriptPath: "/t/s.jsonl", Offset: 100}
+	turn1 := store.Capture{ByteStart: 0, ByteEnd: 100, TurnAt: time.Now(), Content: "User: rename the billing module to invoices\n\nAssistant: Renamed it.",
+		ContentHash: "a", TranscriptPath: "/t/s.jsonl", ProjectPath: "/p", Source: "stop"}
+	if _, err := db.CommitCaptures(ctx, store.CaptureCommit{Session: sess, Captures: []store.Capture{turn1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline(db, extract.NewLocal()).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	later := []store.Capture{
+		{ByteStart: 100, ByteEnd: 200, TurnAt: time.Now(), Content: "User: add a retry to the webhook sender\n\nAssistant: Added the retry.",
+			ContentHash: "b", TranscriptPath: "/t/s.jsonl", ProjectPath: "/p", Source: "stop"},
+		{ByteStart: 200, ByteEnd: 300, TurnAt: time.Now(), Content: "Assistant used Bash: go test ./webhook\n\nTool result (Bash): ok webhook 0.2s",
+			ContentHash: "c", TranscriptPath: "/t/s.jsonl", ProjectPath: "/p", Source: "sweep", Continuation: true},
+	}
+	sess.Offset = 300
+	if _, err := db.CommitCaptures(ctx, store.CaptureCommit{From: 100, Session: sess, Captures: later}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline(db, extract.NewLocal()).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range episodes(t, db) {
+		if strings.Contains(ep.Context, "ok webhook") != strings.Contains(ep.Context, "webhook sender") {
+			t.Errorf("the tail of the webhook turn joined the wrong episode: %q", ep.Context)
+		}
+	}
+}
+
 // BenchmarkIngest10k reports offline ingest throughput and peak heap for
 // 10,000 captures. Target: ≥ 2,000 episodes/s.
 func BenchmarkIngest10k(b *testing.B) {

@@ -21,6 +21,7 @@ import (
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -435,6 +436,27 @@ func TestExpandWhileTheWorkerWrites(t *testing.T) {
 	defer release()
 	if text, isErr := call(t, f.cs, ToolForget, map[string]any{"id": epAlpha}); !isErr || !strings.Contains(text, "busy") {
 		t.Errorf("forget under a held lock: %q (error %v)", text, isErr)
+	}
+}
+
+// While a worker cycle holds its lock, memory_forget waits a moment, then
+// forgets nothing and says why; once the cycle is over it forgets.
+func TestForgetWaitsForTheWorker(t *testing.T) {
+	f := newFixture(t, Options{})
+	lk, err := worker.Lock(f.cfg.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, isErr := call(t, f.cs, ToolForget, map[string]any{"id": epAlpha})
+	if !isErr || !strings.Contains(text, "worker is running") {
+		t.Errorf("forget during a cycle: %q (error %v)", text, isErr)
+	}
+	if _, err := f.db.GetEpisode(context.Background(), epAlpha); err != nil {
+		t.Errorf("forgotten during a cycle: %v", err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { lk.Unlock() })
+	if text := mustCall(t, f.cs, ToolForget, map[string]any{"id": epAlpha}); !strings.Contains(text, "Forgot episode") {
+		t.Errorf("forget after the cycle: %s", text)
 	}
 }
 

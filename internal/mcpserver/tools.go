@@ -25,6 +25,7 @@ import (
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -398,6 +399,25 @@ func (s *Server) expand(ctx context.Context, in IDInput) (string, error) {
 	return inject.Wrap(strings.TrimRight(b.String(), "\n")), nil
 }
 
+// forgetWorkerWait bounds how long memory_forget waits for a worker cycle.
+const forgetWorkerWait = 2 * time.Second
+
+// lockWorker takes the worker's lock, waiting up to wait for a cycle to end.
+func lockWorker(ctx context.Context, home string, wait time.Duration) (interface{ Unlock() error }, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		lk, err := worker.Lock(home)
+		if err == nil || !errors.Is(err, worker.ErrBusy) || !time.Now().Before(deadline) {
+			return lk, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // forget is memory_forget.
 func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	id, err := checkID(in.ID)
@@ -408,7 +428,14 @@ func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	done, err := memory.Forget(ctx, db, s.cfg.Home, []string{id}, s.opts.Now())
+	// A worker cycle running meanwhile could write files from what it read
+	// before the forget: wait a moment for it, else say so.
+	lk, err := lockWorker(ctx, s.cfg.Home, forgetWorkerWait)
+	if err != nil {
+		return "", fmt.Errorf("engram's worker is running; nothing was forgotten, try again in a moment (%v)", err)
+	}
+	defer lk.Unlock()
+	done, err := memory.Forget(ctx, db, s.cfg, []string{id}, s.opts.Now(), s.log)
 	if err != nil && !errors.Is(err, memory.ErrNotRewritten) {
 		return "", err
 	}
@@ -417,7 +444,7 @@ func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 	}
 	var text string
 	if b := done[0].Belief; b != nil {
-		text = fmt.Sprintf("Forgot belief %s (%q). It will not be recalled again; a line it had in MEMORY.md goes at the worker's next run.",
+		text = fmt.Sprintf("Forgot belief %s (%q). It will not be recalled again, and it has left MEMORY.md.",
 			id, clipLine(b.Statement))
 	} else {
 		text = fmt.Sprintf("Forgot episode %s (%q). It will not be recalled again.", id, clipLine(done[0].Episode.Summary))

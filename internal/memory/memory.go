@@ -5,17 +5,26 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/recollect"
+	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -180,18 +189,27 @@ func RecordAccess(ctx context.Context, db *store.DB, home, id string, now time.T
 }
 
 // ErrNotRewritten is wrapped by Forget's error when the memories are gone
-// from the store but the recollection files still hold them (the next
-// worker run rewrites them).
-var ErrNotRewritten = errors.New("forgotten, but the recollection files could not be rewritten (the next run will)")
+// from the store but some file engram keeps may still hold their text (the
+// next worker run rewrites it).
+var ErrNotRewritten = errors.New("forgotten, but not yet from every file (the next run finishes it)")
 
-// Forget removes memories with their index entries, then rewrites the
-// recollection files so that the prompt hook never injects them again (a
-// line promoted to MEMORY.md goes at the worker's next MEMORY.md cycle).
-// Every id is checked first: an unknown one forgets nothing. It returns what was forgotten; with an error wrapping
+// Forget removes memories from every place engram keeps them: the episodes
+// with the captures they were made from, the beliefs, in one transaction;
+// then the recollection files and the search index are rewritten, the
+// session neighbour files naming them removed, spool files the store
+// already covers removed, the MEMORY.md files and the archive rewritten at
+// once (promote.Forget), and the database scrubbed (store.Scrub: its FTS5
+// indexes merged, VACUUM, the WAL emptied), so that the text is not left
+// in freed space either. Every id is checked first: an unknown one forgets
+// nothing. It returns what was forgotten; with an error wrapping
 // ErrNotRewritten, that is everything asked for.
-func Forget(ctx context.Context, db *store.DB, home string, ids []string, now time.Time) ([]Card, error) {
+func Forget(ctx context.Context, db *store.DB, cfg config.Config, ids []string, now time.Time, log *slog.Logger) ([]Card, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	cards := make([]Card, 0, len(ids))
 	seen := map[string]bool{}
+	var epIDs, blIDs, summaries []string
 	for _, id := range ids {
 		if seen[id] {
 			continue // named twice: forgotten once
@@ -205,22 +223,95 @@ func Forget(ctx context.Context, db *store.DB, home string, ids []string, now ti
 			return nil, err
 		}
 		cards = append(cards, c)
-	}
-	var done []Card
-	for _, c := range cards {
-		var err error
 		if c.Belief != nil {
-			err = db.DeleteBelief(ctx, c.Belief.ID)
+			blIDs = append(blIDs, c.Belief.ID)
 		} else {
-			err = db.DeleteEpisode(ctx, c.Episode.ID)
+			epIDs = append(epIDs, c.Episode.ID)
+			summaries = append(summaries, c.Episode.Summary)
 		}
-		if err != nil {
-			return done, err
-		}
-		done = append(done, c)
 	}
+	if err := db.Forget(ctx, epIDs, blIDs); err != nil {
+		return nil, err
+	}
+	home := cfg.Home
+	var errs []error
 	if _, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, now); err != nil {
-		return done, fmt.Errorf("%w: %w", ErrNotRewritten, err)
+		errs = append(errs, fmt.Errorf("recollection files: %w", err))
 	}
-	return done, nil
+	if err := removeNeighbours(home, append(slices.Clone(epIDs), blIDs...)); err != nil {
+		errs = append(errs, fmt.Errorf("session neighbour files: %w", err))
+	}
+	if err := pruneSpool(ctx, db, cfg.SpoolDir()); err != nil {
+		errs = append(errs, fmt.Errorf("spool: %w", err))
+	}
+	st, err := promote.Forget(ctx, db, promote.OptionsFrom(cfg, log, now), summaries)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("MEMORY.md: %w", err))
+	}
+	for _, p := range st.Problems {
+		errs = append(errs, fmt.Errorf("MEMORY.md: %s", p))
+	}
+	if err := db.Scrub(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return cards, fmt.Errorf("%w: %w", ErrNotRewritten, errors.Join(errs...))
+	}
+	return cards, nil
+}
+
+// removeNeighbours removes the session neighbour files (recall/session-*.rec)
+// that hold any of ids: the worker's next cycle writes them anew. The hook
+// reads a missing file as empty.
+func removeNeighbours(home string, ids []string) error {
+	names, err := filepath.Glob(recall.SessionPath(home, "*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		for _, id := range ids {
+			if bytes.Contains(data, []byte(id)) {
+				if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pruneSpool removes the spool files whose every message the store already
+// covers (its session's offset is past them): a drain would only drop
+// them, and until then they are one more copy of captured text. Files not
+// yet drained stay: they are turns not captured yet.
+func pruneSpool(ctx context.Context, db *store.DB, dir string) error {
+	files, err := spool.List(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range files {
+		if f.Err != nil {
+			continue
+		}
+		s, ok, err := db.GetSession(ctx, f.Entry.SessionID)
+		if err != nil {
+			return err
+		}
+		if ok && f.Entry.End <= s.Offset {
+			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -89,10 +91,16 @@ func TestLoadAndWrite(t *testing.T) {
 	}
 }
 
+// testConfig is a configuration whose every directory is the test's own.
+func testConfig(t *testing.T, home string) config.Config {
+	return config.Config{Home: home, ClaudeConfigDir: filepath.Join(t.TempDir(), "claude"), Promote: true}
+}
+
 func TestForgetAllOrNothing(t *testing.T) {
 	db, home := openStore(t)
 	ctx := context.Background()
-	if _, err := Forget(ctx, db, home, []string{"ep_000000000001", "bl_ffffffffffff"}, time.Now()); err == nil ||
+	cfg := testConfig(t, home)
+	if _, err := Forget(ctx, db, cfg, []string{"ep_000000000001", "bl_ffffffffffff"}, time.Now(), nil); err == nil ||
 		!strings.Contains(err.Error(), "no memory with id bl_ffffffffffff; nothing was forgotten") {
 		t.Fatalf("Forget with an unknown id: %v", err)
 	}
@@ -100,7 +108,7 @@ func TestForgetAllOrNothing(t *testing.T) {
 		t.Fatalf("a refused Forget deleted: %v", err)
 	}
 	// An id named twice is forgotten once, without an error.
-	done, err := Forget(ctx, db, home, []string{"ep_000000000001", "bl_000000000001", "ep_000000000001"}, time.Now())
+	done, err := Forget(ctx, db, cfg, []string{"ep_000000000001", "bl_000000000001", "ep_000000000001"}, time.Now(), nil)
 	if err != nil || len(done) != 2 {
 		t.Fatalf("Forget: %v %v", done, err)
 	}
@@ -119,6 +127,55 @@ func TestForgetAllOrNothing(t *testing.T) {
 	}
 	if len(f.Items) != 1 {
 		t.Errorf("recollection file holds %d items, want the one left", len(f.Items))
+	}
+}
+
+// Forget also removes the other copies engram keeps: the captures the
+// episode was made from, a session's neighbour file naming it, and spool
+// files the store already covers (a spool file not captured yet stays).
+func TestForgetRemovesCopies(t *testing.T) {
+	db, home := openStore(t)
+	ctx := context.Background()
+	cfg := testConfig(t, home)
+	commit := store.CaptureCommit{Session: store.Session{ID: "s1", TranscriptPath: "/t/s1.jsonl", Offset: 200},
+		Captures: []store.Capture{{ByteStart: 0, ByteEnd: 100, TurnAt: time.Now(), Content: "User: we chose Postgres", ContentHash: "c1",
+			TranscriptPath: "/t/s1.jsonl", Source: "stop"}, {ByteStart: 100, ByteEnd: 200, TurnAt: time.Now(), Content: "User: lunch",
+			ContentHash: "c2", TranscriptPath: "/t/s1.jsonl", Source: "stop"}}}
+	if _, err := db.CommitCaptures(ctx, commit); err != nil {
+		t.Fatal(err)
+	}
+	caps, _ := db.Captures(ctx, "s1")
+	if _, err := db.CommitOutcomes(ctx, []store.Outcome{{CaptureID: caps[0].ID, MergeInto: "ep_000000000001",
+		Merge: &store.EpisodeMerge{SessionID: "s1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	neighbours := recall.SessionPath(home, "s1")
+	other := recall.SessionPath(home, "s2")
+	os.MkdirAll(recall.Dir(home), 0o700)
+	for path, text := range map[string]string{neighbours: "…ep_000000000001…", other: "…ep_000000000009…"} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	covered, err := spool.Write(cfg.SpoolDir(), spool.Entry{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", From: 0, End: 200, CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead, err := spool.Write(cfg.SpoolDir(), spool.Entry{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", From: 200, End: 300, CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Forget(ctx, db, cfg, []string{"ep_000000000001"}, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	caps, _ = db.Captures(ctx, "s1")
+	if len(caps) != 1 || caps[0].Content != "User: lunch" {
+		t.Errorf("captures after forget: %+v", caps)
+	}
+	for path, want := range map[string]bool{neighbours: false, other: true, covered: false, ahead: true} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", path, err == nil, want)
+		}
 	}
 }
 

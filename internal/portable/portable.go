@@ -1,7 +1,12 @@
 // Package portable owns engram's export format: JSON Lines, one record per
 // line, each an object with a "kind" ("episode", later "belief") and the
-// record's fields. Export then import round-trips exactly; import validates
-// every record first and stores nothing from a file with a bad line.
+// record's fields. Export then import round-trips exactly, except for what
+// records which MEMORY.md files show a memory (an episode's graduated_at, a
+// belief's promoted_at and demoted_at): that is a fact about one machine's
+// files, not about the memory, so export leaves it out and import drops it,
+// and the first cycle after an import writes every MEMORY.md the imported
+// memories call for. Import validates every record first and stores
+// nothing from a file with a bad line.
 package portable
 
 import (
@@ -14,6 +19,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
@@ -51,19 +57,33 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	n := 0
 	err := db.EachEpisode(ctx, func(e episode.Episode) error {
 		n++
-		return enc.Encode(episodeRecord{Kind: KindEpisode, Episode: e})
+		return enc.Encode(episodeRecord{Kind: KindEpisode, Episode: machineFree(e)})
 	})
 	if err != nil {
 		return n, err
 	}
 	err = db.EachBelief(ctx, func(b belief.Belief) error {
 		n++
-		return enc.Encode(beliefRecord{Kind: KindBelief, Belief: b})
+		return enc.Encode(beliefRecord{Kind: KindBelief, Belief: machineFreeBelief(b)})
 	})
 	if err != nil {
 		return n, err
 	}
 	return n, bw.Flush()
+}
+
+// machineFree drops from an episode when it was written to this machine's
+// global MEMORY.md: on another machine, or in a new home, it was not.
+func machineFree(e episode.Episode) episode.Episode {
+	e.GraduatedAt = time.Time{}
+	return e
+}
+
+// machineFreeBelief drops from a belief when it was shown in, or demoted
+// from, a MEMORY.md of this machine.
+func machineFreeBelief(b belief.Belief) belief.Belief {
+	b.PromotedAt, b.DemotedAt = time.Time{}, time.Time{}
+	return b
 }
 
 // LineError is a bad record, with its 1-based line number.
@@ -128,7 +148,7 @@ func read(r io.Reader) (Data, []int, error) {
 				return Data{}, nil, &LineError{line, err}
 			}
 			seenID[b.ID] = line
-			d.Beliefs = append(d.Beliefs, b)
+			d.Beliefs = append(d.Beliefs, machineFreeBelief(b))
 			blLines = append(blLines, line)
 			if errors.Is(rerr, io.EOF) {
 				return d, append(epLines, blLines...), nil
@@ -160,7 +180,7 @@ func read(r io.Reader) (Data, []int, error) {
 			dims[e.Embedder] = len(e.Embedding)
 		}
 		seenID[e.ID], seenHash[e.ContentHash] = line, line
-		d.Episodes = append(d.Episodes, e)
+		d.Episodes = append(d.Episodes, machineFree(e))
 		epLines = append(epLines, line)
 		if errors.Is(rerr, io.EOF) {
 			break

@@ -3,6 +3,7 @@ package portable
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -184,4 +185,48 @@ func BenchmarkImport100k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
+}
+
+// Which MEMORY.md shows a memory is a fact about one machine's files: an
+// export leaves it out, and an import (of an older export that has it)
+// drops it, so that the next cycle writes every file the memories call for.
+func TestMemoryFileStateStaysOnItsMachine(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	e := sample(1)
+	e.GraduatedAt = time.UnixMilli(1700000400000)
+	b := sampleBelief(2)
+	b.DemotedAt = time.UnixMilli(1700000500000)
+	if err := src.Import(ctx, []episode.Episode{e}, []belief.Belief{b}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := Export(ctx, src, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"graduated_at", "promoted_at", "demoted_at"} {
+		if strings.Contains(out.String(), field) {
+			t.Errorf("the export holds %s:\n%s", field, out.String())
+		}
+	}
+	// An export written before: the fields are there; import drops them.
+	eb, _ := json.Marshal(episodeRecord{Kind: KindEpisode, Episode: e})
+	bb, _ := json.Marshal(beliefRecord{Kind: KindBelief, Belief: b})
+	for _, f := range []string{"graduated_at", "promoted_at", "demoted_at"} {
+		if !strings.Contains(string(eb)+string(bb), f) {
+			t.Fatalf("the old-style records lack %s", f)
+		}
+	}
+	dst := openDB(t)
+	if _, err := Import(ctx, dst, strings.NewReader(string(eb)+"\n"+string(bb)+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.GetEpisode(ctx, e.ID)
+	if err != nil || !got.GraduatedAt.IsZero() {
+		t.Errorf("imported episode: graduated_at %v, %v", got.GraduatedAt, err)
+	}
+	gb, err := dst.GetBelief(ctx, b.ID)
+	if err != nil || !gb.PromotedAt.IsZero() || !gb.DemotedAt.IsZero() {
+		t.Errorf("imported belief: promoted_at %v demoted_at %v, %v", gb.PromotedAt, gb.DemotedAt, err)
+	}
 }

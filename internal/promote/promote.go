@@ -82,6 +82,10 @@ type Options struct {
 	CompressAfter time.Duration
 	Now           time.Time
 	Log           *slog.Logger
+
+	// forget are the bullets of forgotten episodes, taken out of the
+	// global file's episode block (see Forget).
+	forget map[string]bool
 }
 
 // OptionsFrom builds the options of a worker cycle.
@@ -264,6 +268,7 @@ func updateTarget(ctx context.Context, db *store.DB, opt Options, t *target, cur
 	u := &fileUpdate{path: t.path, dir: t.dir}
 	u.compute = func(old []byte, exists bool) ([]byte, error) {
 		d := parse(string(old), t.graduation)
+		d.sections = dropForgotten(d.sections, opt.forget)
 		damage = d.damage
 		lineRoom := LineLimit - countLines(d.foreign)
 		byteRoom := ByteLimit - len(d.foreign)

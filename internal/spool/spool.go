@@ -36,6 +36,9 @@ type Entry struct {
 	End              int64                `json:"end"`
 	PendingReplyHash string               `json:"pending_reply_hash"`
 	LastReplyHash    string               `json:"last_reply_hash"`
+	LastPromptID     string               `json:"last_prompt_id,omitempty"`
+	DeferredReplies  string               `json:"deferred_replies,omitempty"`
+	CopiedBefore     time.Time            `json:"copied_before,omitzero"`
 	Messages         []transcript.Message `json:"messages"`
 	CreatedAt        time.Time            `json:"created_at"`
 	Reason           string               `json:"reason"`

@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 	defer cancel()
 	req := capture.Request{
 		SessionID: in.SessionID, TranscriptPath: in.TranscriptPath, CWD: in.CWD,
-		LastAssistantMessage: in.LastAssistantMessage, Source: capture.SourceStop, Now: start,
+		LastAssistantMessage: in.LastAssistantMessage, PromptID: in.PromptID, Source: capture.SourceStop, Now: start,
 	}
 	opt := capture.OptionsFrom(cfg)
 	if err := hookio.ValidTranscriptPath(in.TranscriptPath, in.SessionID); err != nil {

@@ -22,7 +22,15 @@ type Session struct {
 	Offset           int64 // end of the last complete line captured
 	PendingReplyHash string
 	LastReplyHash    string
-	LastActivity     time.Time
+	// LastPromptID is the promptId of the latest prompt captured.
+	LastPromptID string
+	// DeferredReplies holds, as JSON, final replies taken from Stop inputs
+	// whose prompt the transcript did not hold yet (see package capture).
+	DeferredReplies string
+	// CopiedBefore is set while the transcript may still hold lines copied
+	// from the session it was forked from (see transcript.Result).
+	CopiedBefore time.Time
+	LastActivity time.Time
 }
 
 // Capture is one captured turn (or the late tail of one).
@@ -59,17 +67,19 @@ const (
 // GetSession returns the capture state of a session; ok is false when the
 // session has never been captured.
 func (db *DB) GetSession(ctx context.Context, id string) (s Session, ok bool, err error) {
-	var last int64
+	var last, copied int64
 	err = db.sql.QueryRowContext(ctx, `SELECT session_id, transcript_path, cwd, project, project_path,
-		byte_offset, pending_reply_hash, last_reply_hash, last_activity_at FROM sessions WHERE session_id = ?`, id).
-		Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &s.LastReplyHash, &last)
+		byte_offset, pending_reply_hash, last_reply_hash, last_prompt_id, deferred_replies, copied_before, last_activity_at
+		FROM sessions WHERE session_id = ?`, id).
+		Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &s.LastReplyHash,
+			&s.LastPromptID, &s.DeferredReplies, &copied, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, false, nil
 	}
 	if err != nil {
 		return Session{}, false, fmt.Errorf("store: read session %s: %w", id, err)
 	}
-	s.LastActivity = fromMS(last)
+	s.LastActivity, s.CopiedBefore = fromMS(last), fromMS(copied)
 	return s, true, nil
 }
 
@@ -97,9 +107,11 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		inserted = 0
 		var cur int64
-		var curPending, curLast string
-		err := tx.QueryRowContext(ctx, "SELECT byte_offset, pending_reply_hash, last_reply_hash FROM sessions WHERE session_id = ?",
-			c.Session.ID).Scan(&cur, &curPending, &curLast)
+		var curPending, curLast, curPrompt, curDeferred string
+		var curCopied int64
+		err := tx.QueryRowContext(ctx, `SELECT byte_offset, pending_reply_hash, last_reply_hash, last_prompt_id, deferred_replies,
+			copied_before FROM sessions WHERE session_id = ?`,
+			c.Session.ID).Scan(&cur, &curPending, &curLast, &curPrompt, &curDeferred, &curCopied)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -128,25 +140,28 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 			inserted += int(n)
 		}
 		off, pending, last := c.Session.Offset, c.Session.PendingReplyHash, c.Session.LastReplyHash
+		prompt, deferred, copied := c.Session.LastPromptID, c.Session.DeferredReplies, ms(c.Session.CopiedBefore)
 		if c.AnyOffset && off <= cur {
-			off, pending, last = cur, curPending, curLast
+			off, pending, last, prompt, deferred, copied = cur, curPending, curLast, curPrompt, curDeferred, curCopied
 		}
 		act := ms(c.Session.LastActivity)
 		if act == 0 {
 			act = now
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO sessions(session_id, transcript_path, cwd, project, project_path,
-			byte_offset, pending_reply_hash, last_reply_hash, last_activity_at, created_at, updated_at)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?)
+			byte_offset, pending_reply_hash, last_reply_hash, last_prompt_id, deferred_replies, copied_before,
+			last_activity_at, created_at, updated_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(session_id) DO UPDATE SET transcript_path = excluded.transcript_path,
 				cwd = CASE WHEN excluded.cwd != '' THEN excluded.cwd ELSE cwd END,
 				project = CASE WHEN excluded.project != '' THEN excluded.project ELSE project END,
 				project_path = CASE WHEN excluded.project_path != '' THEN excluded.project_path ELSE project_path END,
 				byte_offset = excluded.byte_offset, pending_reply_hash = excluded.pending_reply_hash,
-				last_reply_hash = excluded.last_reply_hash,
+				last_reply_hash = excluded.last_reply_hash, last_prompt_id = excluded.last_prompt_id,
+				deferred_replies = excluded.deferred_replies, copied_before = excluded.copied_before,
 				last_activity_at = max(last_activity_at, excluded.last_activity_at), updated_at = excluded.updated_at`,
 			c.Session.ID, c.Session.TranscriptPath, c.Session.CWD, c.Session.Project, c.Session.ProjectPath,
-			off, pending, last, act, now, now)
+			off, pending, last, prompt, deferred, copied, act, now, now)
 		return err
 	})
 	if err != nil {
@@ -161,8 +176,8 @@ func (db *DB) CommitCaptures(ctx context.Context, c CaptureCommit) (int, error) 
 // RecentSessions lists sessions active since the given time, most recent first.
 func (db *DB) RecentSessions(ctx context.Context, since time.Time) ([]Session, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT session_id, transcript_path, cwd, project, project_path,
-		byte_offset, pending_reply_hash, last_reply_hash, last_activity_at FROM sessions WHERE last_activity_at >= ?
-		ORDER BY last_activity_at DESC`, ms(since))
+		byte_offset, pending_reply_hash, last_reply_hash, last_prompt_id, deferred_replies, copied_before, last_activity_at
+		FROM sessions WHERE last_activity_at >= ? ORDER BY last_activity_at DESC`, ms(since))
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
@@ -170,11 +185,12 @@ func (db *DB) RecentSessions(ctx context.Context, since time.Time) ([]Session, e
 	var out []Session
 	for rows.Next() {
 		var s Session
-		var last int64
-		if err := rows.Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash, &s.LastReplyHash, &last); err != nil {
+		var last, copied int64
+		if err := rows.Scan(&s.ID, &s.TranscriptPath, &s.CWD, &s.Project, &s.ProjectPath, &s.Offset, &s.PendingReplyHash,
+			&s.LastReplyHash, &s.LastPromptID, &s.DeferredReplies, &copied, &last); err != nil {
 			return nil, err
 		}
-		s.LastActivity = fromMS(last)
+		s.LastActivity, s.CopiedBefore = fromMS(last), fromMS(copied)
 		out = append(out, s)
 	}
 	return out, rows.Err()

@@ -303,13 +303,22 @@ func appendUnique(list []string, s string) []string {
 // session before the given byte offset ("" if none): a continuation capture
 // belongs to it.
 func (db *DB) PreviousEpisode(ctx context.Context, sessionID string, before int64) (string, error) {
-	var id string
-	err := db.sql.QueryRowContext(ctx, `SELECT episode_id FROM captures WHERE session_id = ? AND byte_start < ?
-		AND status = 'done' AND episode_id != '' ORDER BY byte_start DESC LIMIT 1`, sessionID, before).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	id, _, err := db.PreviousEpisodeStart(ctx, sessionID, before)
 	return id, err
+}
+
+// PreviousEpisodeStart is PreviousEpisode with the byte offset its capture
+// starts at (-1 when there is none), so that a caller can tell whether a
+// capture of its own batch lies nearer.
+func (db *DB) PreviousEpisodeStart(ctx context.Context, sessionID string, before int64) (string, int64, error) {
+	var id string
+	var start int64
+	err := db.sql.QueryRowContext(ctx, `SELECT episode_id, byte_start FROM captures WHERE session_id = ? AND byte_start < ?
+		AND status = 'done' AND episode_id != '' ORDER BY byte_start DESC LIMIT 1`, sessionID, before).Scan(&id, &start)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", -1, nil
+	}
+	return id, start, err
 }
 
 const episodeCols = `id, summary, context, entities, signals, importance, type, scope, project, project_path, session_id,

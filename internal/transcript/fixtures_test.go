@@ -26,11 +26,11 @@ func ts(s string) time.Time {
 // session whose first line is a SessionStart hook's output.
 var fixtureWant = map[string][]Message{
 	"session-1.jsonl": {
-		{Role: "user", Prompt: true, UUID: "55ea0f81-a573-4754-aed5-4b2595919870", Timestamp: ts("2026-11-22T00:54:28.668Z"), CWD: "/home/dev/proj",
+		{Role: "user", Prompt: true, PromptID: "55d02849-43dd-4e7f-99ee-fa73a235a7c1", UUID: "55ea0f81-a573-4754-aed5-4b2595919870", Timestamp: ts("2026-11-22T00:54:28.668Z"), CWD: "/home/dev/proj",
 			Blocks: []Block{{Kind: KindText, Text: "I prefer table-driven tests and never testify"}}},
 		{Role: "assistant", MessageID: "msg_0001", UUID: "a6061cc3-9a89-4031-a9a5-d07ed2aa92bd", Timestamp: ts("2026-11-22T00:54:28.832Z"), CWD: "/home/dev/proj",
 			Blocks: []Block{{Kind: KindText, Text: "Noted: table-driven tests with the standard testing package, no testify."}}},
-		{Role: "user", Prompt: true, UUID: "7cc59fdb-4fb5-4390-aa03-6e77a7bff551", Timestamp: ts("2026-11-22T00:54:29.634Z"), CWD: "/home/dev/proj",
+		{Role: "user", Prompt: true, PromptID: "3202f1aa-c705-44f2-9e35-38eb32de878d", UUID: "7cc59fdb-4fb5-4390-aa03-6e77a7bff551", Timestamp: ts("2026-11-22T00:54:29.634Z"), CWD: "/home/dev/proj",
 			Blocks: []Block{{Kind: KindText, Text: "please add a health endpoint"}}},
 		{Role: "assistant", MessageID: "msg_0003", UUID: "40f939d7-158a-4587-a28a-3e15ea3ba9ad", Timestamp: ts("2026-11-22T00:54:29.777Z"), CWD: "/home/dev/proj",
 			Blocks: []Block{{Kind: KindToolUse, Tool: "Bash", ToolUseID: "toolu_0002", Text: "ls -la — List files"}}},
@@ -46,7 +46,7 @@ var fixtureWant = map[string][]Message{
 			Blocks: []Block{{Kind: KindText, Text: "I added health.go with a health() function returning ok. Tests use the standard library testing package, as you prefer."}}},
 	},
 	"session-2.jsonl": {
-		{Role: "user", Prompt: true, UUID: "0b36bfc0-4b70-4155-835d-496752f8fa65", Timestamp: ts("2026-11-22T00:54:39.533Z"), CWD: "/home/dev/proj",
+		{Role: "user", Prompt: true, PromptID: "c11ea480-bfe0-423c-9c3d-4a782d88fab9", UUID: "0b36bfc0-4b70-4155-835d-496752f8fa65", Timestamp: ts("2026-11-22T00:54:39.533Z"), CWD: "/home/dev/proj",
 			Blocks: []Block{{Kind: KindText, Text: "please add a health endpoint"}}},
 		{Role: "assistant", MessageID: "msg_0008", UUID: "e294cd7a-d1e7-4df9-ab08-36e27cf97ed5", Timestamp: ts("2026-11-22T00:54:39.688Z"), CWD: "/home/dev/proj",
 			Blocks: []Block{{Kind: KindToolUse, Tool: "Bash", ToolUseID: "toolu_0007", Text: "ls -la — List files"}}},

@@ -11,6 +11,12 @@ import (
 
 type parser struct {
 	opt Options
+	// head is true while the lines read may still be copies from a forked
+	// session (see Result.CopiedBefore); copiedBefore is the time of the
+	// file's first queue-operation then.
+	head         bool
+	copiedBefore time.Time
+	copied       int
 }
 
 // line adds what one transcript line contributes to msgs. ok is false when
@@ -23,7 +29,7 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 	if !valid(b) {
 		return msgs, false
 	}
-	var typ, uuid, ts, cwd, message []byte
+	var typ, uuid, ts, cwd, message, promptID, sessionID, requestSessionID []byte
 	var skip bool
 	eachField(b, func(k, v []byte) {
 		switch string(k) {
@@ -37,6 +43,12 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 			cwd = v
 		case "message":
 			message = v
+		case "promptId":
+			promptID = v
+		case "sessionId":
+			sessionID = v
+		case "requestSessionId":
+			requestSessionID = v
 		// Sidechains are sub-agent traffic, meta lines are text Claude Code
 		// (or a hook) put in the user's name, compact summaries restate the
 		// conversation: none of them is something the user or the model said.
@@ -45,8 +57,25 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 		}
 	})
 	role := str(typ)
+	if p.head && role == "queue-operation" && p.copiedBefore.IsZero() {
+		if t, err := time.Parse(time.RFC3339, str(ts)); err == nil {
+			p.copiedBefore = t
+		}
+	}
 	if role != "user" && role != "assistant" || skip {
 		return msgs, true
+	}
+	if rs := str(requestSessionID); rs != "" && rs != str(sessionID) {
+		p.copied++ // the model answered this in another session
+		return msgs, true
+	}
+	if p.head {
+		if p.copiedBefore.IsZero() {
+			p.head = false // conversation before any queue-operation: not a forked file
+		} else if t, err := time.Parse(time.RFC3339, str(ts)); err == nil && t.Before(p.copiedBefore) {
+			p.copied++
+			return msgs, true
+		}
 	}
 	var id, content []byte
 	eachField(message, func(k, v []byte) {
@@ -74,6 +103,12 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 	}
 	if role == "assistant" {
 		m.MessageID = str(id)
+	} else if m.Prompt {
+		m.PromptID = str(promptID)
+		if p.head {
+			// The file's first prompt of its own: no copies after it.
+			p.head, p.copiedBefore = false, time.Time{}
+		}
 	}
 	m.UUID, m.CWD = str(uuid), str(cwd)
 	if t, err := time.Parse(time.RFC3339, str(ts)); err == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // ErrShrunk reports a transcript smaller than the offset already read: a
@@ -36,6 +37,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// headOpen is Result.CopiedBefore for a file whose head was read without
+// its first queue-operation yet: copies may still follow.
+var headOpen = time.UnixMilli(1)
 
 // ReadFile reads the transcript at path from byte offset start; see Read.
 func ReadFile(path string, start int64, opt Options) (Result, error) {
@@ -76,10 +81,22 @@ func Read(r io.Reader, start int64, opt Options) (Result, error) {
 
 // read is Read with the size of its buffer as a parameter, so that tests can
 // send short lines down the path of lines longer than the buffer.
-func read(r io.Reader, start int64, opt Options, bufSize int) (Result, error) {
+func read(r io.Reader, start int64, opt Options, bufSize int) (res Result, err error) {
 	opt = opt.withDefaults()
-	p := parser{opt: opt}
-	res := Result{End: start}
+	p := parser{opt: opt, head: start == 0 || !opt.CopiedBefore.IsZero()}
+	if !opt.CopiedBefore.Equal(headOpen) {
+		p.copiedBefore = opt.CopiedBefore
+	}
+	res = Result{End: start}
+	defer func() { // on every return: res is the named result
+		if p.head {
+			res.CopiedBefore = p.copiedBefore
+			if res.CopiedBefore.IsZero() {
+				res.CopiedBefore = headOpen
+			}
+		}
+		res.Copied = p.copied
+	}()
 	br := bufio.NewReaderSize(r, bufSize)
 	var buf []byte
 	for {

@@ -15,11 +15,14 @@ const (
 // Message is one conversational line of a transcript (or, for assistant
 // messages, several consecutive lines sharing message.id).
 type Message struct {
-	Offset    int64     // byte offset of its first line
-	End       int64     // byte offset just past its last line's newline
-	Role      string    // "user" or "assistant"
-	Prompt    bool      // a real user prompt: the start of a turn
-	MessageID string    // assistant message.id
+	Offset    int64  // byte offset of its first line
+	End       int64  // byte offset just past its last line's newline
+	Role      string // "user" or "assistant"
+	Prompt    bool   // a real user prompt: the start of a turn
+	MessageID string // assistant message.id
+	// PromptID is a prompt's promptId: the prompt_id of the Stop hook
+	// input of its turn (Claude Code 2.1.330; empty in older versions).
+	PromptID  string    `json:",omitempty"`
 	UUID      string    // uuid of its first line
 	Timestamp time.Time // timestamp of its first line
 	CWD       string
@@ -40,6 +43,8 @@ type Options struct {
 	MaxToolResult int   // bytes of a tool result kept (head and tail); default 2000
 	MaxToolInput  int   // bytes of a rendered tool input kept; default 300
 	MaxLine       int64 // longer lines are skipped without being buffered; default 32 MiB
+	// CopiedBefore is Result.CopiedBefore of the read before this one.
+	CopiedBefore time.Time
 }
 
 // Result is what one read produced.
@@ -51,4 +56,16 @@ type Result struct {
 	// Skipped counts complete lines dropped because they were over MaxLine
 	// or not valid JSON.
 	Skipped int
+	// CopiedBefore is set while the file may still hold lines copied from
+	// the session it was forked from: a session continued with --resume
+	// and --fork-session (and, in some versions, a plain --resume) starts
+	// its file with the old conversation, copied line for line with the
+	// old timestamps, right after the queue-operation of its first prompt.
+	// A conversation line older than that queue-operation, before the
+	// file's first prompt of its own, is such a copy: it was captured in
+	// its own session and is skipped here, as is an assistant line whose
+	// requestSessionId names another session. Pass it to the next read.
+	CopiedBefore time.Time
+	// Copied counts the copied lines skipped.
+	Copied int
 }

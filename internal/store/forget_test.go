@@ -1,0 +1,142 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+// fillStore adds n episodes with a few hundred bytes of context each, each
+// made from one capture, and returns their ids.
+func fillStore(tb testing.TB, db *DB, n int) []string {
+	tb.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	var eps []episode.Episode
+	words := strings.Fields("invoice tenant schema migration cache router deploy queue worker retry timeout token session")
+	ids := make([]string, n)
+	for i := range n {
+		var b strings.Builder
+		for j := range 40 {
+			b.WriteString(words[(i*7+j)%len(words)] + fmt.Sprint(i%97) + " ")
+		}
+		ids[i] = fmt.Sprintf("ep_%012x", i+1)
+		eps = append(eps, episode.Episode{ID: ids[i], Summary: fmt.Sprintf("summary %d", i), Context: b.String(), Type: "event",
+			Scope: episode.ScopeGlobal, ContentHash: fmt.Sprint("h", i), Importance: 0.5, OccurredAt: now, CreatedAt: now, UpdatedAt: now})
+	}
+	if err := db.Import(ctx, eps, nil); err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}
+
+// After Forget and Scrub, a deleted episode's words are in no byte of the
+// database files, though they were there before and though the episode's
+// text changed several times before (an update leaves the old terms in
+// older FTS5 segments and the old row in the page's free space).
+func TestForgetAndScrubLeaveNoBytes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	db := mustOpen(t, path)
+	fillStore(t, db, 300)
+	now := time.Now()
+	secret := "Xylocarpine"
+	e := episode.Episode{ID: "ep_0000000c0ffe", Summary: "the " + secret + " cluster", Context: "User: move to the " + secret + " cluster",
+		Type: "event", Scope: episode.ScopeGlobal, ContentHash: "secret", Importance: 0.5, OccurredAt: now, CreatedAt: now, UpdatedAt: now}
+	if err := db.Import(ctx, []episode.Episode{e}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // merges append to the context: each is an update
+		if _, err := db.sql.ExecContext(ctx, "UPDATE episodes SET context = context || ? WHERE id = ?",
+			fmt.Sprintf("\n\nAssistant: %s note %d", secret, i), e.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func() []string {
+		var hits []string
+		names, _ := filepath.Glob(path + "*")
+		for _, name := range names {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(bytes.ToLower(data), bytes.ToLower([]byte(secret))) {
+				hits = append(hits, filepath.Base(name))
+			}
+		}
+		return hits
+	}
+	if len(found()) == 0 {
+		t.Fatal("the word is in no database file before forget: the check cannot fail")
+	}
+	checkpoint := func() {
+		if _, err := db.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkpoint()
+	if err := db.Forget(ctx, []string{e.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkpoint()
+	// A delete and a checkpoint are not enough: the bytes stay in the file.
+	if hits := found(); len(hits) == 0 {
+		t.Error("after the delete and a checkpoint the word is gone already: this test shows nothing about Scrub")
+	}
+	if err := db.Scrub(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hits := found(); len(hits) > 0 {
+		t.Errorf("after Scrub the word is in %v", hits)
+	}
+	if err := db.Forget(ctx, []string{e.ID}, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("forget twice: %v", err)
+	}
+	if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
+		t.Errorf("quick_check: %q %v", res, err)
+	}
+	var n int
+	db.sql.QueryRowContext(ctx, "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'invoice0'").Scan(&n)
+	if n == 0 {
+		t.Error("the full-text index lost the other episodes")
+	}
+}
+
+// BenchmarkForget compares what forget costs (Forget and Scrub) with a
+// plain delete of one episode, on stores of two sizes: the scrub grows
+// with the store.
+func BenchmarkForget(b *testing.B) {
+	for _, size := range []int{1000, 10000} {
+		db := mustOpen(b, filepath.Join(b.TempDir(), "memory.db"))
+		ids := fillStore(b, db, size)
+		ctx := context.Background()
+		next := 0
+		b.Run(fmt.Sprintf("delete/%d", size), func(b *testing.B) {
+			for b.Loop() {
+				if err := db.DeleteEpisode(ctx, ids[next]); err != nil {
+					b.Fatal(err)
+				}
+				next++
+			}
+		})
+		b.Run(fmt.Sprintf("forget+scrub/%d", size), func(b *testing.B) {
+			for b.Loop() {
+				if err := db.Forget(ctx, []string{ids[next]}, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := db.Scrub(ctx); err != nil {
+					b.Fatal(err)
+				}
+				next++
+			}
+		})
+	}
+}
