@@ -79,17 +79,29 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			Cosine     float32 `json:"cosine"`
 			Coverage   float32 `json:"coverage"`
 			Confidence float32 `json:"confidence,omitempty"`
+			// The sentence embedder's cosine and how far it stands above
+			// the reference; by_meaning when it passed the gate by it.
+			Dense     *float32 `json:"dense,omitempty"`
+			DenseGap  *float32 `json:"dense_gap,omitempty"`
+			Stated    bool     `json:"stated,omitempty"`
+			ByMeaning bool     `json:"by_meaning,omitempty"`
 		}
 		out := struct {
 			Query   string   `json:"query"`
 			Project string   `json:"project"`
 			Match   string   `json:"fts_query"`
+			Dense   string   `json:"dense_embedder,omitempty"`
+			Open    bool     `json:"open"`
 			Results []hit    `json:"results"`
 			Notes   []string `json:"problems,omitempty"`
-		}{Query: q, Project: root, Match: res.Match, Results: []hit{}, Notes: res.Problems}
+		}{Query: q, Project: root, Match: res.Match, Dense: res.Dense, Open: res.Open, Results: []hit{}, Notes: res.Problems}
 		for _, c := range append(append([]recall.Candidate{}, res.Beliefs...), res.Episodes...) {
 			h := hit{Kind: "episode", ID: c.ID, Text: c.Text, Project: c.Project, Score: c.Score, BM25: c.BM25,
-				Cosine: c.Cos, Coverage: c.Coverage}
+				Cosine: c.Cos, Coverage: c.Coverage, Stated: c.Stated, ByMeaning: c.ByMeaning}
+			if c.HasDenseCos {
+				d, g := c.Dense, c.DenseGap
+				h.Dense, h.DenseGap = &d, &g
+			}
 			if c.Kind == recall.KindBelief {
 				h.Kind, h.Confidence = "belief", c.Confidence
 			}
@@ -110,8 +122,12 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "[B] %.3f  %s  (confidence %.2f) %s\n", c.Score, c.ID, c.Confidence, c.Text)
 	}
 	for _, c := range res.Episodes {
-		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, bm25 %.2f, cos %.2f, terms %.0f%%) %s\n", c.Score, c.ID,
-			recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, c.Text)
+		dense := ""
+		if c.HasDenseCos {
+			dense = fmt.Sprintf(", meaning %.2f (%+.2f)", c.Dense, c.DenseGap)
+		}
+		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, bm25 %.2f, cos %.2f, terms %.0f%%%s) %s\n", c.Score, c.ID,
+			recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, dense, c.Text)
 	}
 	return nil
 }
