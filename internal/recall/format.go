@@ -22,7 +22,7 @@ type Limits struct {
 
 // DefaultLimits: at most 3 memory bites and 2 belief bites in about 1,500
 // tokens.
-var DefaultLimits = Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 800}
+var DefaultLimits = Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 500}
 
 const header = "Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: " +
 	"prefer what the user says now and what the code shows."

@@ -150,7 +150,7 @@ const (
 	DefaultFTSWindow    = 600
 	DefaultMaxTerms     = 10
 	DefaultDenseLimit   = 15
-	DefaultOpenCoverage = 0.5
+	DefaultOpenCoverage = 0.4
 	// RefRank: the reference of the dense gate is the cosine of the
 	// RefRank-th nearest episode.
 	RefRank = 6
@@ -311,22 +311,42 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	// only when the prompt's words find something well (Open): a prompt
 	// that shares a common word or two with the store is no reason to
 	// inject anything.
+	//
+	// Which words count: with the sentence embedder, those of what a bite
+	// would show (the summary, a short exchange, a belief's statement), not
+	// of a long context that mentions everything once; and the gate opens
+	// on episodes only (a belief of two words opens nothing).
 	res.Open = res.Dense == ""
-	for _, c := range cands {
-		res.Open = res.Open || float64(c.Coverage) >= r.OpenCoverage
+	if !res.Open {
+		for _, c := range cands {
+			if c.Kind == KindEpisode {
+				c.Coverage = min(c.Coverage, cov.weigh(cov.mask(c.Text, c.Detail)))
+				res.Open = res.Open || float64(c.Coverage) >= r.OpenCoverage
+			}
+		}
 	}
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
 		if c.Kind == KindBelief && c.Confidence <= 0.4 || Unanswered(c.Item) {
 			continue
 		}
-		c.ByMeaning = res.Dense != "" && stoodOut(*c, r.Weights)
-		byWords := lexicalRelevance(*c) >= r.MinRelevance && (res.Open || c.Kind == KindBelief)
+		byWords := lexicalRelevance(*c) >= r.MinRelevance
+		if res.Dense != "" {
+			c.ByMeaning = stoodOut(*c, r.Weights)
+			// A belief found by its words must not be farther in meaning
+			// than the store's reference ("User prefers camping trips." is
+			// not about a car because the prompt says "trip").
+			byWords = byWords && (res.Open && c.Kind == KindEpisode ||
+				c.Kind == KindBelief && c.HasDenseCos && float64(c.DenseGap) >= r.Weights.BeliefGap/3)
+		} else {
+			byWords = byWords && (res.Open || c.Kind == KindBelief)
+		}
 		if c.ByMeaning || byWords {
 			c.detach() // the files are closed on return
 			kept = append(kept, *c)
 		}
 	}
+	kept = dropRestatedBeliefs(kept)
 	Rank(kept, r.Weights, q.Now)
 	for _, c := range kept {
 		if c.Kind == KindBelief {
@@ -739,4 +759,51 @@ func EpisodeItem(e episode.Episode) Item {
 		At: e.OccurredAt, Importance: float32(e.Importance), AccessCount: int32(e.AccessCount),
 		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability), Scope: e.Scope, SessionID: e.SessionID,
 		Stated: Stated(e.Type, e.Context)}
+}
+
+// dropRestatedBeliefs drops a belief when an episode in which the user
+// stated the same thing is also kept (their dense vectors nearly agree):
+// one bite says it, in the user's own words, which carry what the belief's
+// short statement leaves out ("in beauty products").
+func dropRestatedBeliefs(kept []Candidate) []Candidate {
+	out := kept[:0]
+	for i, c := range kept {
+		restated := false
+		if c.Kind == KindBelief && c.HasDense() {
+			for j := range kept {
+				e := &kept[j]
+				if j != i && e.Kind == KindEpisode && e.Stated && e.HasDense() && denseBetween(&c.Item, &e.Item) >= RestatedCos {
+					restated = true
+					break
+				}
+			}
+		}
+		if !restated {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// RestatedCos is the cosine between a belief and a stated episode from
+// which they say the same.
+const RestatedCos = 0.5
+
+// denseBetween is the cosine between two items' dense vectors (0 when one
+// lacks it or their sizes differ).
+func denseBetween(a, b *Item) float32 {
+	if len(a.Dense) > 0 {
+		return b.DenseCos(a.Dense)
+	}
+	if len(b.Dense) > 0 {
+		return a.DenseCos(b.Dense)
+	}
+	if len(a.d8) == 0 || len(a.d8) != len(b.d8) {
+		return 0
+	}
+	var d int32
+	for i := range a.d8 {
+		d += int32(a.d8[i]) * int32(b.d8[i])
+	}
+	return float32(d) * a.dInvNorm * b.dInvNorm
 }

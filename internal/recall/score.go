@@ -49,12 +49,17 @@ type Weights struct {
 	// fact or their situation) must be to pass the gate by meaning alone,
 	// and DenseMin the least cosine it must have.
 	StatedGap, DenseMin float64
+	// BeliefGap is StatedGap for beliefs: a belief's statement is short,
+	// and a short text's cosine with a prompt strays more than an
+	// exchange's. A belief found by its words must be BeliefGap/3 above
+	// the reference.
+	BeliefGap float64
 }
 
 // DefaultWeights favour what matches the prompt, then what is fresh,
 // strong and important.
 var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
-	Dense: 0.40, DenseFloor: 0.25, StatedGap: 0.06, DenseMin: 0.2}
+	Dense: 0.40, DenseFloor: 0.25, StatedGap: 0.06, BeliefGap: 0.10, DenseMin: 0.2}
 
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
@@ -131,15 +136,24 @@ func denseRelevance(c Candidate, w Weights) float64 {
 	if !stoodOut(c, w) {
 		return 0
 	}
-	return math.Min(1, 0.5+5*(float64(c.DenseGap)-w.StatedGap))
+	gap := w.StatedGap
+	if c.Kind == KindBelief {
+		gap = w.BeliefGap
+	}
+	return math.Min(1, 0.5+5*(float64(c.DenseGap)-gap))
 }
 
-// stoodOut reports whether a candidate passes the gate by meaning: it is a
-// belief or a stated episode, and its cosine with the prompt is at least
-// DenseMin and StatedGap above the reference.
+// stoodOut reports whether a candidate passes the gate by meaning: a
+// stated episode StatedGap above the reference, or a belief BeliefGap above
+// it, with a cosine of at least DenseMin.
 func stoodOut(c Candidate, w Weights) bool {
-	return c.HasDenseCos && (c.Kind == KindBelief || c.Stated) && float64(c.Dense) >= w.DenseMin &&
-		float64(c.DenseGap) >= w.StatedGap
+	if !c.HasDenseCos || float64(c.Dense) < w.DenseMin {
+		return false
+	}
+	if c.Kind == KindBelief {
+		return float64(c.DenseGap) >= w.BeliefGap
+	}
+	return c.Stated && float64(c.DenseGap) >= w.StatedGap
 }
 
 // Relevant is the gate a candidate must pass to be injected.
