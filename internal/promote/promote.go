@@ -35,6 +35,7 @@ import (
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/gitroot"
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -461,10 +462,41 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 	return p
 }
 
-// activeBullet renders "- <statement> (confidence: 0.85, evidence: 7)".
+// activeBullet renders "- <statement> (confidence: 0.85, evidence: 7)",
+// with the user's own words after the statement when the belief was first
+// stated in a short sentence of theirs: `- User avoids floral fragrances.
+// ("I dislike floral fragrances in beauty products.") (…)`. A belief's
+// statement is a normalised summary; what the user said carries what it
+// leaves out.
 func activeBullet(b store.PromotionBelief, label bool) string {
-	return fmt.Sprintf("- %s (%sconfidence: %.2f, evidence: %d)", oneLine(b.Statement, statementMax), projectLabel(b, label),
+	text := oneLine(b.Statement, statementMax)
+	if said := saidIn(b); said != "" {
+		text += ` ("` + said + `")`
+	}
+	return fmt.Sprintf("- %s (%sconfidence: %.2f, evidence: %d)", text, projectLabel(b, label),
 		b.Confidence(), b.EvidenceCount)
+}
+
+// saidMax bounds the user's words quoted after a statement.
+const saidMax = 200
+
+// saidIn is the user's sentence a belief was first stated in, when it is a
+// short statement of theirs that says more than the statement itself (""
+// otherwise).
+func saidIn(b store.PromotionBelief) string {
+	if b.FirstEvidence == "" || !recall.Stated(b.FirstEvidenceType, b.FirstEvidence) {
+		return ""
+	}
+	said := recall.SaidBy(b.FirstEvidence)
+	if said == "" || len(said) > saidMax {
+		return ""
+	}
+	said = oneLine(said, saidMax)
+	said = strings.ReplaceAll(said, `"`, "'")
+	if strings.EqualFold(strings.TrimRight(said, ". "), strings.TrimRight(b.Statement, ". ")) {
+		return ""
+	}
+	return said
 }
 
 // formerBullet renders

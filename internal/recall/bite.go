@@ -76,6 +76,16 @@ func parseExchange(s string) exchange {
 // calls named once, no tool output ("" for an empty turn).
 func BiteText(context string) string { return parseExchange(context).render() }
 
+// SaidBy is what the user said in a rendered turn (their paragraphs,
+// joined; "" when none).
+func SaidBy(context string) string {
+	ex := parseExchange(context)
+	if len(ex.user) == 0 {
+		return strings.Join(ex.plain, " ")
+	}
+	return strings.Join(ex.user, " ")
+}
+
 // isParaStart: a line that starts a paragraph of a rendered turn.
 func isParaStart(line string) bool {
 	for _, p := range []string{"User:", "Assistant:", "Assistant used ", "Tool result", "Tool error"} {

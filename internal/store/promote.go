@@ -30,6 +30,10 @@ type PromotionBelief struct {
 	// PromotedConfidence is the confidence it was last shown with as an
 	// active belief (0 when never shown).
 	PromotedConfidence float64
+	// FirstEvidence is the context and type of its first supporting
+	// episode ("" when it has none or that episode is gone): the words
+	// the belief was first stated in.
+	FirstEvidence, FirstEvidenceType string
 }
 
 // Confidence is α/(α+β).
@@ -44,7 +48,9 @@ func (b PromotionBelief) Shown() bool { return !b.PromotedAt.IsZero() && b.Promo
 // promoted now.
 func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, minEvidence int) ([]PromotionBelief, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT id, statement, scope, project, project_path, status, confidence_alpha,
-		confidence_beta, evidence_count, created_at, promoted_at, demoted_at, promoted_to, promoted_confidence
+		confidence_beta, evidence_count, created_at, promoted_at, demoted_at, promoted_to, promoted_confidence,
+		coalesce((SELECT e.context FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
+		coalesce((SELECT e.type FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), '')
 		FROM beliefs
 		WHERE (status = 'active' AND evidence_count >= ? AND confidence_alpha / (confidence_alpha + confidence_beta) >= ?)
 		   OR promoted_at IS NOT NULL OR promoted_to != ''
@@ -60,7 +66,7 @@ func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, mi
 		var promoted, demoted sql.NullInt64
 		var shownConf sql.NullFloat64
 		if err := rows.Scan(&b.ID, &b.Statement, &b.Scope, &b.Project, &b.ProjectPath, &b.Status, &b.Alpha, &b.Beta,
-			&b.EvidenceCount, &created, &promoted, &demoted, &b.PromotedTo, &shownConf); err != nil {
+			&b.EvidenceCount, &created, &promoted, &demoted, &b.PromotedTo, &shownConf, &b.FirstEvidence, &b.FirstEvidenceType); err != nil {
 			return nil, err
 		}
 		b.CreatedAt = fromMS(created)
