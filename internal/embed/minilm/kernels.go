@@ -14,6 +14,9 @@ var axpy = axpyGo
 // expSum is softmax's numerator: expSumGo, or its SIMD twin.
 var expSum = expSumGo
 
+// normRow is one row's LayerNorm: normRowGo, or its SIMD twin.
+var normRow = normRowGo
+
 // kernel names the matmul in use, for benchmarks and tests.
 var kernel = "go"
 
