@@ -322,8 +322,10 @@ func TestInstall(t *testing.T) {
 // FuzzTokens: any input, valid UTF-8 or not, gives [CLS] … [SEP] within
 // the limit, ids inside the vocabulary, and a finite unit vector.
 func FuzzTokens(f *testing.F) {
-	for _, s := range referenceTexts()[:80] {
-		f.Add(s, 16)
+	for i, s := range referenceTexts()[:80] {
+		if i%4 == 0 {
+			f.Add(s, i%40)
+		}
 	}
 	f.Add("\xff\xfe invalid \xc3 utf-8 \xe2\x82", 8)
 	f.Add("##", 3)
