@@ -295,6 +295,12 @@ func (t tensor) floats() []float32 {
 		size = 4
 	}
 	v := make([]float32, len(t.raw)/size)
+	t.decode(v)
+	return v
+}
+
+// decode writes the tensor's values into v (of its length).
+func (t tensor) decode(v []float32) {
 	for i := range v {
 		switch t.dtype {
 		case "F32":
@@ -305,7 +311,6 @@ func (t tensor) floats() []float32 {
 			v[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(t.raw[2*i:])) << 16)
 		}
 	}
-	return v
 }
 
 // tensors maps a tensor name (without any "bert." prefix) to its tensor.
@@ -386,25 +391,39 @@ func f16(h uint16) float32 {
 func buildWeights(w []float32, h *header, cfg *bertConfig, ts tensors) error {
 	l := h.layout()
 	H, I := int(h.Hidden), int(h.Inter)
-	get := func(name string, shape ...int) ([]float32, error) {
+	lookup := func(name string, shape ...int) (tensor, error) {
 		t, ok := ts[name]
 		if !ok {
-			return nil, fmt.Errorf("minilm: safetensors has no tensor %s", name)
+			return t, fmt.Errorf("minilm: safetensors has no tensor %s", name)
 		}
 		if fmt.Sprint(t.shape) != fmt.Sprint(shape) {
-			return nil, fmt.Errorf("minilm: tensor %s has shape %v, want %v", name, t.shape, shape)
+			return t, fmt.Errorf("minilm: tensor %s has shape %v, want %v", name, t.shape, shape)
+		}
+		return t, nil
+	}
+	get := func(name string, shape ...int) ([]float32, error) {
+		t, err := lookup(name, shape...)
+		if err != nil {
+			return nil, err
 		}
 		return t.floats(), nil
 	}
 	var errs []error
+	// put decodes a tensor straight into its place: no copy of the
+	// embedding table on the heap.
 	put := func(off uint64, name string, shape ...int) []float32 {
-		v, err := get(name, shape...)
+		t, err := lookup(name, shape...)
 		if err != nil {
 			errs = append(errs, err)
 			return nil
 		}
-		copy(w[off:], v)
-		return w[off : off+uint64(len(v))]
+		n := uint64(1)
+		for _, d := range shape {
+			n *= uint64(d)
+		}
+		v := w[off : off+n]
+		t.decode(v)
+		return v
 	}
 	put(l.word, "embeddings.word_embeddings.weight", cfg.VocabSize, H)
 	pos := put(l.pos, "embeddings.position_embeddings.weight", cfg.MaxPositionEmbeddings, H)

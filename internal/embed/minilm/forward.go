@@ -195,28 +195,38 @@ func exp32(x float32) float32 {
 func layerNorm(x, add []float32, T, H int, g, b []float32, eps float32) {
 	g, b = g[:H], b[:H]
 	for t := range T {
-		row := x[t*H : (t+1)*H]
+		var a []float32
 		if add != nil {
-			for i, a := range add[t*H : (t+1)*H] {
-				row[i] += a
-			}
+			a = add[t*H : (t+1)*H]
 		}
-		var mean float64
-		for _, v := range row {
-			mean += float64(v)
+		normRow(x[t*H:(t+1)*H], a, g, b, eps)
+	}
+}
+
+// normRowGo sets row to LayerNorm(row + add) (add may be nil), with
+// float64 sums: hidden states have a few large components.
+func normRowGo(row, add, g, b []float32, eps float32) {
+	if add != nil {
+		for i, a := range add[:len(row)] {
+			row[i] += a
 		}
-		mean /= float64(H)
-		var variance float64
-		for _, v := range row {
-			d := float64(v) - mean
-			variance += d * d
-		}
-		variance /= float64(H)
-		inv := float32(1 / math.Sqrt(variance+float64(eps)))
-		m := float32(mean)
-		for i, v := range row {
-			row[i] = (v-m)*inv*g[i] + b[i]
-		}
+	}
+	var mean float64
+	for _, v := range row {
+		mean += float64(v)
+	}
+	mean /= float64(len(row))
+	var variance float64
+	for _, v := range row {
+		d := float64(v) - mean
+		variance += d * d
+	}
+	variance /= float64(len(row))
+	inv := float32(1 / math.Sqrt(variance+float64(eps)))
+	m := float32(mean)
+	g, b = g[:len(row)], b[:len(row)]
+	for i, v := range row {
+		row[i] = (v-m)*inv*g[i] + b[i]
 	}
 }
 

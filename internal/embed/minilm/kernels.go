@@ -14,6 +14,9 @@ var axpy = axpyGo
 // expSum is softmax's numerator: expSumGo, or its SIMD twin.
 var expSum = expSumGo
 
+// normRow is one row's LayerNorm: normRowGo, or its SIMD twin.
+var normRow = normRowGo
+
 // kernel names the matmul in use, for benchmarks and tests.
 var kernel = "go"
 
@@ -74,3 +77,8 @@ func store4(d []float32, a, b, c, e float32) {
 	d = d[:4]
 	d[0], d[1], d[2], d[3] = a, b, c, e
 }
+
+// Kernel names the matrix kernels in use: "avx2-fma" when built with
+// GOEXPERIMENT=simd on an amd64 CPU that has AVX2 and FMA, else "go".
+// For status output: the plain kernels are several times slower.
+func Kernel() string { return kernel }

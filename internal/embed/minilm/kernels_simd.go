@@ -10,7 +10,7 @@ import (
 
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		matmul, gelu, axpy, expSum = matmulAVX2, geluAVX2, axpyAVX2, expSumAVX2
+		matmul, gelu, axpy, expSum, normRow = matmulAVX2, geluAVX2, axpyAVX2, expSumAVX2, normRowAVX2
 		kernel = "avx2-fma"
 	}
 }
@@ -151,8 +151,47 @@ func expSumAVX2(row []float32, mx float32) float32 {
 		e.Store(p)
 		acc = acc.Add(e)
 	}
-	var lanes [8]float32
-	acc.Store(&lanes)
-	sum := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
-	return sum + expSumGo(row[i:], mx)
+	return hsum(acc) + expSumGo(row[i:], mx)
+}
+
+// normRowAVX2 is normRowGo with 8-wide float32 sums (two passes, so no
+// cancellation) for rows whose length is a multiple of 8.
+func normRowAVX2(row, add, g, b []float32, eps float32) {
+	n := len(row)
+	if n%8 != 0 {
+		normRowGo(row, add, g, b, eps)
+		return
+	}
+	g, b = g[:n], b[:n]
+	load := func(s []float32, i int) archsimd.Float32x8 { return archsimd.LoadFloat32x8((*[8]float32)(s[i : i+8])) }
+	acc := archsimd.BroadcastFloat32x8(0)
+	if add != nil {
+		add = add[:n]
+		for i := 0; i < n; i += 8 {
+			v := load(row, i).Add(load(add, i))
+			v.Store((*[8]float32)(row[i : i+8]))
+			acc = acc.Add(v)
+		}
+	} else {
+		for i := 0; i < n; i += 8 {
+			acc = acc.Add(load(row, i))
+		}
+	}
+	mean := hsum(acc) / float32(n)
+	vm := archsimd.BroadcastFloat32x8(mean)
+	acc = archsimd.BroadcastFloat32x8(0)
+	for i := 0; i < n; i += 8 {
+		d := load(row, i).Sub(vm)
+		acc = d.MulAdd(d, acc)
+	}
+	inv := archsimd.BroadcastFloat32x8(float32(1 / math.Sqrt(float64(hsum(acc)/float32(n))+float64(eps))))
+	for i := 0; i < n; i += 8 {
+		load(row, i).Sub(vm).Mul(inv).MulAdd(load(g, i), load(b, i)).Store((*[8]float32)(row[i : i+8]))
+	}
+}
+
+func hsum(v archsimd.Float32x8) float32 {
+	var l [8]float32
+	v.Store(&l)
+	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
 }

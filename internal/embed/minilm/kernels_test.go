@@ -75,6 +75,24 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
+	for _, add := range []bool{false, true} {
+		row, g, b := randMat(384), randMat(385)[1:], randMat(386)[2:]
+		for i := range row {
+			row[i] = row[i]*3 + 5 // off-centre, as hidden states are
+		}
+		var a []float32
+		if add {
+			a = randMat(387)[3:]
+		}
+		want, got := slices.Clone(row), slices.Clone(row)
+		normRowGo(want, a, g, b, 1e-12)
+		normRow(got, a, g, b, 1e-12)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("normRow(add %v) [%d] = %g, plain Go %g", add, i, got[i], want[i])
+			}
+		}
+	}
 	x := randMat(1003)
 	for i := range x {
 		x[i] *= 8

@@ -53,9 +53,10 @@ type Model struct {
 
 var _ embed.Embedder = (*Model)(nil)
 
-// Open maps dir/RuntimeFile, written by Convert. A file that is
-// truncated, foreign, of another format version or inconsistent gives an
-// error wrapping no panic; the weights themselves are checked only by Check.
+// Open maps dir/RuntimeFile, written by Convert. A missing file gives an
+// error wrapping os.ErrNotExist; one that is truncated, foreign, of another
+// format version or inconsistent gives an error, never a panic. The
+// weights themselves are checked only by Check (a full read).
 func Open(dir string) (*Model, error) {
 	if !littleEndian() {
 		return nil, errors.New("minilm: big-endian machines are not supported")

@@ -222,7 +222,7 @@ func TestReference(t *testing.T) {
 					t.Errorf("text %d %q: cosine %.6f with the reference, tokens %v", i, trim(sub[i]), c, m.Tokens(sub[i], limit))
 				}
 			}
-			t.Logf("%d texts, limit %d tokens, kernel %s: cosine min %.7f, mean %.7f", len(sub), limit, kernel, minCos, sum/float64(len(sub)))
+			t.Logf("%d texts, limit %d tokens, kernel %s: cosine min %.7f (1−min %.1e), mean %.7f", len(sub), limit, kernel, minCos, 1-minCos, sum/float64(len(sub)))
 		})
 	}
 }
