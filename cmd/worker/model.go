@@ -78,7 +78,7 @@ func modelLine(st worker.ModelState) string {
 	case !st.Enabled:
 		return "sentence embedder: turned off (ENGRAM_SENTENCE_EMBEDDER=false); memories are found by their words only"
 	case st.Installed:
-		return "sentence embedder: " + minilm.Name + " in " + st.Dir
+		return "sentence embedder: " + minilm.Name + " in " + st.Dir + " (kernels: " + st.Kernel + ")"
 	case st.Source != "":
 		return "sentence embedder: to be installed from " + st.Source + " at the next worker cycle"
 	}

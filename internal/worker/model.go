@@ -27,11 +27,14 @@ type ModelState struct {
 	Updated time.Time `json:"updated,omitzero"`
 	// Problem says why an installed or configured model is not usable.
 	Problem string `json:"problem,omitempty"`
+	// Kernel names the matrix kernels this build runs the model with
+	// ("avx2-fma", or "go": eight times slower).
+	Kernel string `json:"kernel"`
 }
 
 // Model reports the sentence embedder's state without opening it.
 func Model(cfg config.Config) ModelState {
-	st := ModelState{Dir: cfg.ModelDir(), Enabled: cfg.SentenceEmbedder, Source: cfg.EmbedModelDir}
+	st := ModelState{Dir: cfg.ModelDir(), Enabled: cfg.SentenceEmbedder, Source: cfg.EmbedModelDir, Kernel: minilm.Kernel()}
 	fi, err := os.Stat(filepath.Join(cfg.ModelDir(), minilm.RuntimeFile))
 	switch {
 	case err == nil:
@@ -48,12 +51,7 @@ func Model(cfg config.Config) ModelState {
 // structure only. The runtime file is replaced atomically: a prompt hook
 // that has the old one mapped keeps reading it.
 func InstallModel(cfg config.Config, src string, pinned bool) error {
-	if pinned {
-		if err := minilm.Verify(src); err != nil {
-			return err
-		}
-	}
-	if err := minilm.Convert(src, cfg.ModelDir()); err != nil {
+	if err := minilm.Install(src, cfg.ModelDir(), pinned); err != nil {
 		return err
 	}
 	m, err := minilm.Open(cfg.ModelDir())
