@@ -493,7 +493,7 @@ func saidIn(b store.PromotionBelief) string {
 	}
 	said = oneLine(said, saidMax)
 	said = strings.ReplaceAll(said, `"`, "'")
-	if strings.EqualFold(strings.TrimRight(said, ". "), strings.TrimRight(b.Statement, ". ")) {
+	if strings.EqualFold(strings.TrimRight(said, ". "), strings.TrimRight(b.Statement, ". ")) || !recall.Restates(b.Statement, said) {
 		return ""
 	}
 	return said

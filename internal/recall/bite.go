@@ -86,6 +86,13 @@ func SaidBy(context string) string {
 	return strings.Join(ex.user, " ")
 }
 
+// Restates reports whether text names at least half of what a belief's
+// statement is about (its framing, "User prefers", aside), by stem: the
+// sentence a belief was stated in, not another one of its evidence.
+func Restates(statement, text string) bool {
+	return statementCoverage(Item{Text: statement}, queryTerms(clipQuery(text))) > 0
+}
+
 // isParaStart: a line that starts a paragraph of a rendered turn.
 func isParaStart(line string) bool {
 	for _, p := range []string{"User:", "Assistant:", "Assistant used ", "Tool result", "Tool error"} {
