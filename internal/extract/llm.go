@@ -54,6 +54,7 @@ type LLM struct {
 	c      llm.JSONer
 	model  string
 	stated bool
+	batch  int // > 1: a Batcher of that many captures per call
 }
 
 // NewLLM returns an extractor that calls c; model names it ("llm:<model>").
