@@ -30,9 +30,23 @@ var LLMBatchSystemPrompt = strings.Replace(strings.Replace(LLMSystemPrompt,
 	"Return one JSON object with these fields:",
 	"Each exchange is numbered. Return one JSON object {\"records\": [...]} with one record per exchange, in order; each record has the exchange's number and these fields:", 1)
 
+// llmBatchRecord is llmReply with the exchange's number. The fields are
+// spelled out: the schema generator would make an embedded struct a
+// property of its own.
 type llmBatchRecord struct {
-	Exchange int `json:"exchange" description:"the exchange's number"`
-	llmReply
+	Exchange   int         `json:"exchange" description:"the exchange's number"`
+	Skip       bool        `json:"skip" description:"true when nothing is worth remembering"`
+	Summary    string      `json:"summary" description:"at most 2 specific sentences"`
+	Type       string      `json:"type" enum:"preference,decision,correction,fact,procedure,event,question"`
+	Importance float64     `json:"importance" description:"0 to 1"`
+	Scope      string      `json:"scope" enum:"project,global"`
+	Entities   []string    `json:"entities"`
+	Signals    []llmSignal `json:"signals"`
+}
+
+func (r llmBatchRecord) reply() llmReply {
+	return llmReply{Skip: r.Skip, Summary: r.Summary, Type: r.Type, Importance: r.Importance, Scope: r.Scope,
+		Entities: r.Entities, Signals: r.Signals}
 }
 
 type llmBatchReply struct {
@@ -85,7 +99,7 @@ func (x *LLM) ExtractBatch(ctx context.Context, ins []Input) ([]Draft, []error) 
 	got := make(map[int]llmReply, len(r.Records))
 	for _, rec := range r.Records {
 		if _, dup := got[rec.Exchange]; !dup {
-			got[rec.Exchange] = rec.llmReply
+			got[rec.Exchange] = rec.reply()
 		}
 	}
 	for i, in := range ins {

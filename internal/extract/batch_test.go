@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -80,5 +81,30 @@ func TestExtractBatchFailedCall(t *testing.T) {
 	_, errs = x.ExtractBatch(context.Background(), []extract.Input{llmInput("user: c")})
 	if !errors.Is(errs[0], llm.ErrBudget) {
 		t.Errorf("err=%v, want ErrBudget", errs[0])
+	}
+}
+
+// The batch schema lists every field of a record, as the single one does:
+// a strict validator (the claude client's) refuses fields it does not list.
+func TestBatchSchemaIsFlat(t *testing.T) {
+	srv := openaistub.Start(t, openaistub.Options{})
+	srv.Enqueue(openaistub.JSON(map[string]any{"records": []any{record(1, "x")}}))
+	llmExtractor(t, srv, 0).WithBatch(2).ExtractBatch(context.Background(), []extract.Input{llmInput("user: a")})
+	var sch struct {
+		Defs map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(srv.ChatRequests()[0].ResponseFormat.Schema, &sch); err != nil {
+		t.Fatal(err)
+	}
+	props := sch.Defs["llmBatchRecord"].Properties
+	for _, f := range []string{"exchange", "skip", "summary", "type", "importance", "scope", "entities", "signals"} {
+		if _, ok := props[f]; !ok {
+			t.Errorf("record schema lacks %q: %v", f, props)
+		}
+	}
+	if len(props) != 8 {
+		t.Errorf("record schema properties %v", props)
 	}
 }
