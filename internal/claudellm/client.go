@@ -128,7 +128,8 @@ func FindBinary(bin string) (string, error) {
 	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
 		return "", fmt.Errorf("ENGRAM_CLAUDE_BIN=%s: not an executable file", bin)
 	}
-	return bin, nil
+	// The child runs in its own directory: a relative name would not hold.
+	return filepath.Abs(bin)
 }
 
 // Error is a call that ran and failed.
