@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/engram-memory/engram/internal/config"
+	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/stophook"
 )
@@ -16,6 +17,9 @@ func main() {
 		recover() // a hook must never fail Claude Code, not even on a bug of ours
 		os.Exit(0)
 	}()
+	if hookio.Internal() {
+		return // engram's own model call: nothing to capture
+	}
 	cfg, err := config.Load()
 	if err != nil {
 		return // without a configuration there is nowhere to log to

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/capture"
+	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -231,5 +232,21 @@ func TestTranscriptNotWrittenYet(t *testing.T) {
 				t.Errorf("final reply captured %d times", strings.Count(all.String(), "I added health.go"))
 			}
 		})
+	}
+}
+
+// Inside one of engram's own model calls (the worker's claude process) the
+// hook captures nothing, stored or spooled.
+func TestInternalCallCapturesNothing(t *testing.T) {
+	f := newFixture(t)
+	db := f.makeStore(t)
+	f.runHook(t, f.input(t, nil), hookio.InternalCallEnv+"=1")
+	caps, err := db.Captures(context.Background(), sid)
+	if err != nil || len(caps) != 0 || len(f.spoolFiles(t)) != 0 {
+		t.Fatalf("captures=%d spooled=%d err=%v, want nothing", len(caps), len(f.spoolFiles(t)), err)
+	}
+	f.runHook(t, f.input(t, nil))
+	if caps, _ := db.Captures(context.Background(), sid); len(caps) == 0 {
+		t.Fatal("nothing captured without the marker")
 	}
 }

@@ -20,6 +20,9 @@ func main() {
 		recover() // never fail the prompt, not even on a bug of ours
 		os.Exit(0)
 	}()
+	if hookio.Internal() {
+		return // engram's own model call: nothing to recall into it
+	}
 	start := time.Now()
 	in, inErr := hookio.Read(os.Stdin)
 	if inErr == nil && prompthook.Skip(in) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
@@ -213,7 +214,8 @@ func TestHooksDoNotLinkLLMClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, forbidden := range []string{"github.com/sashabaranov/go-openai", "github.com/engram-memory/engram/internal/llm",
-			"github.com/engram-memory/engram/internal/embed/remote", "github.com/modelcontextprotocol/go-sdk"} {
+			"github.com/engram-memory/engram/internal/embed/remote", "github.com/modelcontextprotocol/go-sdk",
+			"github.com/engram-memory/engram/internal/claudellm"} {
 			for _, dep := range strings.Fields(string(out)) {
 				if dep == forbidden || strings.HasPrefix(dep, forbidden+"/") {
 					t.Errorf("%s links %s", pkg, dep)
@@ -236,5 +238,17 @@ func TestPromptHookDoesNotLinkSQLite(t *testing.T) {
 				t.Errorf("engram-hook-userprompt links %s", dep)
 			}
 		}
+	}
+}
+
+// Inside one of engram's own model calls the hook recalls nothing.
+func TestInternalCallRecallsNothing(t *testing.T) {
+	h := newHome(t, true)
+	sub := filepath.Join(h.project, "internal", "api")
+	if got := h.run(t, h.input("how do we deploy the billing app to fly?", sub), hookio.InternalCallEnv+"=1"); got != "" {
+		t.Fatalf("printed inside an internal call:\n%s", got)
+	}
+	if got := h.run(t, h.input("how do we deploy the billing app to fly?", sub)); !strings.Contains(got, "flyctl deploy") {
+		t.Fatalf("without the marker:\n%s", got)
 	}
 }

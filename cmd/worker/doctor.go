@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
@@ -151,8 +152,22 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 		add("sentence embedder", "warn", "%s", modelLine(st))
 	}
 
+	// The claude backend: the binary, and today's use (no call is made:
+	// a check must not spend the user's quota).
+	if cfg.ClaudeEnabled() {
+		if bin, err := claudellm.FindBinary(cfg.ClaudeBin); err != nil {
+			add("llm", "fail", "ENGRAM_LLM=claude: %v (the local extractor is used instead)", err)
+		} else {
+			u := llmToday{Usage: claudellm.ReadUsage(cfg.Home, time.Now()), DailyCalls: cfg.LLMDailyCalls, DailyTokens: cfg.LLMDailyTokens}
+			status := "ok"
+			if u.Auth > 0 || u.Failed > 0 || time.Now().Before(u.CooldownUntil) {
+				status = "warn"
+			}
+			add("llm", status, "claude %s (model %s); %s", bin, cfg.ClaudeModel, u.line(time.Now()))
+		}
+	}
 	// LLM endpoint.
-	if cfg.LLMBaseURL != "" {
+	if cfg.LLMEnabled() && cfg.LLMBaseURL != "" {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		req, _ := http.NewRequestWithContext(cctx, http.MethodGet, strings.TrimRight(cfg.LLMBaseURL, "/")+"/models", nil)
 		if cfg.LLMAPIKey != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
@@ -33,8 +34,12 @@ func binDir() (string, error) {
 func cmdSetup(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("setup", e.stderr)
 	dir := fs.String("bin-dir", "", "directory holding the three engram binaries (default: this binary's)")
+	llmChoice := fs.String("llm", "", "record the model backend in the env file: claude (the claude binary, within a daily budget), openai or off")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *llmChoice != "" && *llmChoice != config.LLMClaude && *llmChoice != config.LLMOpenAI && *llmChoice != config.LLMOff {
+		return usagef("--llm %q: must be claude, openai or off", *llmChoice)
 	}
 	opts, err := setupOptions(*dir)
 	if err != nil {
@@ -42,7 +47,45 @@ func cmdSetup(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := setup.Install(ctx, opts)
 	fmt.Fprint(e.stdout, r.String())
-	return err
+	if err != nil {
+		return err
+	}
+	return setupLLM(e, opts, *llmChoice)
+}
+
+// setupLLM records the model backend the user chose with --llm, or offers
+// the claude binary when it is there and nothing is configured.
+func setupLLM(e *env, opts setup.Options, choice string) error {
+	if choice == "" {
+		cfg, err := config.Load()
+		if err != nil {
+			return err
+		}
+		if offer := setup.ClaudeOffer(cfg); offer != "" {
+			fmt.Fprint(e.stdout, "\n"+offer)
+		}
+		return nil
+	}
+	if choice == config.LLMClaude {
+		cfg, err := config.Load()
+		if err != nil {
+			return err
+		}
+		if _, err := claudellm.FindBinary(cfg.ClaudeBin); err != nil {
+			return fmt.Errorf("--llm claude: %w", err)
+		}
+	}
+	path := filepath.Join(opts.Home, setup.EnvFileName)
+	ch, err := setup.RecordLLM(path, choice)
+	if err != nil {
+		return err
+	}
+	if ch.Changed {
+		fmt.Fprintf(e.stdout, "%s: set ENGRAM_LLM=%s\n", path, choice)
+	} else {
+		fmt.Fprintf(e.stdout, "%s: ENGRAM_LLM=%s already\n", path, choice)
+	}
+	return nil
 }
 
 func cmdUninstall(ctx context.Context, e *env, args []string) error {

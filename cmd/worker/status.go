@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
@@ -57,6 +58,52 @@ type statusReport struct {
 	MemoryFiles []promote.FileReport `json:"memory_files"`
 	// SearchIndex is the prompt hook's search index.
 	SearchIndex searchIndex `json:"search_index"`
+	// LLMToday is the claude backend's use today (ENGRAM_LLM=claude).
+	LLMToday *llmToday `json:"llm_today,omitempty"`
+}
+
+// llmToday is today's use of the claude backend against its budget.
+type llmToday struct {
+	claudellm.Usage
+	DailyCalls  int   `json:"daily_calls"`
+	DailyTokens int64 `json:"daily_tokens"`
+}
+
+// line describes today's use on one line.
+func (u llmToday) line(now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model today: %d calls", u.Calls)
+	if u.DailyCalls > 0 {
+		fmt.Fprintf(&b, " of %d", u.DailyCalls)
+	}
+	fmt.Fprintf(&b, ", about %d input tokens", u.EstTokens)
+	if u.DailyTokens > 0 {
+		fmt.Fprintf(&b, " of %d", u.DailyTokens)
+	}
+	if u.CostUSD > 0 {
+		fmt.Fprintf(&b, ", $%.4f at list price as the client reports it", u.CostUSD)
+	}
+	fmt.Fprintf(&b, "; fell back to the local path: %d", u.FellBack())
+	var why []string
+	for _, r := range []struct {
+		n    int
+		name string
+	}{{u.Budget, "budget"}, {u.Cooldown, "cooldown"}, {u.RateLimit, "rate limit"}, {u.Auth, "authentication"},
+		{u.Malformed, "malformed reply"}, {u.Failed, "failed"}} {
+		if r.n > 0 {
+			why = append(why, fmt.Sprintf("%s %d", r.name, r.n))
+		}
+	}
+	if len(why) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(why, ", "))
+	}
+	if now.Before(u.CooldownUntil) {
+		fmt.Fprintf(&b, "; no calls until %s", u.CooldownUntil.Format(time.RFC3339))
+	}
+	if u.LastError != "" {
+		fmt.Fprintf(&b, "; last error: %s", u.LastError)
+	}
+	return b.String()
 }
 
 // vectorCounts counts memories by the embedder of their vectors.
@@ -163,6 +210,10 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		r.LastRunStats = run.Stats
 	}
 	r.Extractor, r.Embedder = worker.Describe(s.cfg)
+	if s.cfg.ClaudeEnabled() {
+		r.LLMToday = &llmToday{Usage: claudellm.ReadUsage(s.cfg.Home, time.Now()), DailyCalls: s.cfg.LLMDailyCalls,
+			DailyTokens: s.cfg.LLMDailyTokens}
+	}
 	r.Model = worker.Model(s.cfg)
 	if r.Vectors.Episodes, r.Vectors.Beliefs, err = s.db.EmbedderCounts(ctx); err != nil {
 		return err
@@ -212,6 +263,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "last run:   %s\n", last)
 	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
+	if r.LLMToday != nil {
+		fmt.Fprintln(e.stdout, r.LLMToday.line(time.Now()))
+	}
 	fmt.Fprintln(e.stdout, modelLine(r.Model))
 	if r.Model.Installed && r.Model.Enabled && r.Embedder == minilm.Name && r.Episodes > 0 {
 		done := r.Vectors.Episodes[minilm.Name]

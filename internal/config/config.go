@@ -47,8 +47,25 @@ type Config struct {
 	LLMTimeout     time.Duration `split_words:"true" default:"30s"`
 	LLMConcurrency int           `split_words:"true" default:"4"`
 	LLMMaxCalls    int           `split_words:"true" default:"200"`
-	EmbedModel     string        `split_words:"true"`
-	EmbedBaseURL   string        `split_words:"true"`
+	// LLM picks the model backend: "" (the OpenAI-compatible endpoint when
+	// a base URL or key is set, else none), "off", "openai", or "claude"
+	// (the user's own claude binary in print mode, see ClaudeBin).
+	LLM string `split_words:"true"`
+	// ClaudeBin is the claude binary; empty finds it on PATH.
+	ClaudeBin string `split_words:"true"`
+	// ClaudeModel is the model the claude backend asks for (an alias).
+	ClaudeModel string `split_words:"true" default:"haiku"`
+	// ClaudeTimeout bounds one run of the claude binary.
+	ClaudeTimeout time.Duration `split_words:"true" default:"120s"`
+	// ClaudeBatch is how many captures one extraction call handles.
+	ClaudeBatch int `split_words:"true" default:"8"`
+	// LLMDailyCalls and LLMDailyTokens bound the claude backend's calls and
+	// estimated input tokens per day (0: no bound); past them the local
+	// path works until the next day.
+	LLMDailyCalls  int    `split_words:"true" default:"100"`
+	LLMDailyTokens int64  `split_words:"true" default:"500000"`
+	EmbedModel     string `split_words:"true"`
+	EmbedBaseURL   string `split_words:"true"`
 
 	// SentenceEmbedder turns on the local sentence embedder (all-MiniLM-L6-v2)
 	// when its model is installed under ModelDir: the worker embeds
@@ -177,6 +194,24 @@ func (c *Config) validate() error {
 	if c.ReembedBudget < 0 {
 		errs = append(errs, fmt.Errorf("ENGRAM_REEMBED_BUDGET=%v: must not be negative", c.ReembedBudget))
 	}
+	switch c.LLM {
+	case "", LLMOff, LLMOpenAI, LLMClaude:
+	default:
+		errs = append(errs, fmt.Errorf("ENGRAM_LLM=%q: must be off, openai or claude", c.LLM))
+	}
+	positive("ENGRAM_CLAUDE_TIMEOUT", int64(c.ClaudeTimeout))
+	if c.ClaudeBatch < 1 || c.ClaudeBatch > 32 {
+		errs = append(errs, fmt.Errorf("ENGRAM_CLAUDE_BATCH=%d: must be between 1 and 32", c.ClaudeBatch))
+	}
+	if c.LLMDailyCalls < 0 {
+		errs = append(errs, fmt.Errorf("ENGRAM_LLM_DAILY_CALLS=%d: must not be negative", c.LLMDailyCalls))
+	}
+	if c.LLMDailyTokens < 0 {
+		errs = append(errs, fmt.Errorf("ENGRAM_LLM_DAILY_TOKENS=%d: must not be negative", c.LLMDailyTokens))
+	}
+	if c.ClaudeModel == "" || strings.ContainsAny(c.ClaudeModel, " \t\n") || strings.HasPrefix(c.ClaudeModel, "-") {
+		errs = append(errs, fmt.Errorf("ENGRAM_CLAUDE_MODEL=%q: not a model name", c.ClaudeModel))
+	}
 	if c.LLMMaxCalls < 0 {
 		errs = append(errs, fmt.Errorf("ENGRAM_LLM_MAX_CALLS=%d: must not be negative", c.LLMMaxCalls))
 	}
@@ -188,8 +223,28 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// LLMEnabled reports whether an OpenAI-compatible endpoint is configured.
-func (c Config) LLMEnabled() bool { return c.LLMBaseURL != "" || c.LLMAPIKey != "" }
+// Values of ENGRAM_LLM.
+const (
+	LLMOff    = "off"
+	LLMOpenAI = "openai"
+	LLMClaude = "claude"
+)
+
+// LLMEnabled reports whether the OpenAI-compatible backend is in use: an
+// endpoint or key is configured and ENGRAM_LLM does not pick another.
+func (c Config) LLMEnabled() bool {
+	switch c.LLM {
+	case LLMOff, LLMClaude:
+		return false
+	case LLMOpenAI:
+		return true
+	}
+	return c.LLMBaseURL != "" || c.LLMAPIKey != ""
+}
+
+// ClaudeEnabled reports whether the claude backend is in use
+// (ENGRAM_LLM=claude).
+func (c Config) ClaudeEnabled() bool { return c.LLM == LLMClaude }
 
 // DBPath is the path of the SQLite database.
 func (c Config) DBPath() string { return filepath.Join(c.Home, "memory.db") }

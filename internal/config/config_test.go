@@ -59,6 +59,11 @@ func TestInvalidValuesNameTheVariable(t *testing.T) {
 		{"ENGRAM_HOME", "relative/dir", `ENGRAM_HOME="relative/dir"`},
 		{"ENGRAM_LOG_LEVEL", "loud", `ENGRAM_LOG_LEVEL="loud"`},
 		{"ENGRAM_LLM_BASE_URL", "localhost:11434", `ENGRAM_LLM_BASE_URL="localhost:11434"`},
+		{"ENGRAM_LLM", "anthropic", `ENGRAM_LLM="anthropic"`},
+		{"ENGRAM_CLAUDE_BATCH", "0", `ENGRAM_CLAUDE_BATCH=0`},
+		{"ENGRAM_LLM_DAILY_CALLS", "-1", `ENGRAM_LLM_DAILY_CALLS=-1`},
+		{"ENGRAM_LLM_DAILY_TOKENS", "many", `ENGRAM_LLM_DAILY_TOKENS="many"`},
+		{"ENGRAM_CLAUDE_MODEL", "--dangerously-skip-permissions", `ENGRAM_CLAUDE_MODEL="--dangerously-skip-permissions"`},
 	} {
 		t.Run(tt.key+"="+tt.val, func(t *testing.T) {
 			t.Setenv("HOME", t.TempDir())
@@ -68,5 +73,34 @@ func TestInvalidValuesNameTheVariable(t *testing.T) {
 				t.Fatalf("Load() error = %v, want it to contain %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// ENGRAM_LLM picks the backend over whatever endpoint or key is set.
+func TestBackendChoice(t *testing.T) {
+	for _, tt := range []struct {
+		llm, key      string
+		openai, claud bool
+	}{
+		{"", "", false, false},
+		{"", "sk-x", true, false},
+		{"off", "sk-x", false, false},
+		{"claude", "sk-x", false, true},
+		{"openai", "", true, false},
+	} {
+		t.Setenv("HOME", t.TempDir())
+		t.Setenv("ENGRAM_HOME", "")
+		t.Setenv("ENGRAM_LLM", tt.llm)
+		t.Setenv("OPENAI_API_KEY", tt.key)
+		c, err := Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.LLMEnabled() != tt.openai || c.ClaudeEnabled() != tt.claud {
+			t.Errorf("ENGRAM_LLM=%q key=%q: openai=%v claude=%v", tt.llm, tt.key, c.LLMEnabled(), c.ClaudeEnabled())
+		}
+		if c.ClaudeModel != "haiku" || c.LLMDailyCalls != 100 || c.ClaudeBatch != 8 {
+			t.Errorf("defaults: %+v", c)
+		}
 	}
 }

@@ -56,13 +56,13 @@ Return JSON: {"classification": "SUPPORTS|CONTRADICTS|PARTIAL|IRRELEVANT", "reas
 // own timeout; a reply that fails validation is an error, and the pipeline
 // falls back to the local judge for that step.
 type LLM struct {
-	c       *llm.Client
+	c       llm.JSONer
 	timeout time.Duration
 }
 
 // NewLLM returns a judge calling c, each call bounded by timeout (10s when
 // zero).
-func NewLLM(c *llm.Client, timeout time.Duration) *LLM {
+func NewLLM(c llm.JSONer, timeout time.Duration) *LLM {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}

@@ -51,13 +51,14 @@ Report only what the exchange states; do not invent preferences or decisions.`
 
 // LLM is the extractor backed by an OpenAI-compatible model.
 type LLM struct {
-	c      *llm.Client
+	c      llm.JSONer
 	model  string
 	stated bool
+	batch  int // > 1: a Batcher of that many captures per call
 }
 
 // NewLLM returns an extractor that calls c; model names it ("llm:<model>").
-func NewLLM(c *llm.Client, model string) *LLM { return &LLM{c: c, model: model} }
+func NewLLM(c llm.JSONer, model string) *LLM { return &LLM{c: c, model: model} }
 
 // WithStated makes the extractor add to each draft the signals the user
 // states in so many words, as the local scan finds them (Signal.Stated):

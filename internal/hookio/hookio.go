@@ -120,3 +120,13 @@ func ValidTranscriptPath(p, sessionID string) error {
 	}
 	return nil
 }
+
+// InternalCallEnv marks the environment of a Claude Code process that
+// engram's worker started for its own model calls (ENGRAM_LLM=claude).
+// engram's hooks do nothing in such a process: its exchange is engram's
+// own work, never a memory.
+const InternalCallEnv = "ENGRAM_INTERNAL_CALL"
+
+// Internal reports whether this process runs inside one of engram's own
+// model calls.
+func Internal() bool { return os.Getenv(InternalCallEnv) != "" }

@@ -248,14 +248,28 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 	results := make([]extracted, len(caps))
 	sem := make(chan struct{}, p.Concurrency)
 	var wg sync.WaitGroup
-	for i := range caps {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = p.extract(ctx, caps[i])
-		}(i)
+	if b, ok := p.Extractor.(extract.Batcher); ok && b.BatchSize() > 1 {
+		// Several captures per call.
+		for lo := 0; lo < len(caps); lo += b.BatchSize() {
+			hi := min(lo+b.BatchSize(), len(caps))
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				p.extractBatch(ctx, b, caps[lo:hi], results[lo:hi])
+			}()
+		}
+	} else {
+		for i := range caps {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(i int) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				results[i] = p.extract(ctx, caps[i])
+			}(i)
+		}
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -371,12 +385,35 @@ func batchEpisodeBefore(outs []store.Outcome, earlier []store.Capture, c store.C
 	return best, bestStart
 }
 
+// extractBatch extracts caps in one call of b; each capture the call did not
+// serve goes to the fallback.
+func (p *Pipeline) extractBatch(ctx context.Context, b extract.Batcher, caps []store.Capture, out []extracted) {
+	ins := make([]extract.Input, len(caps))
+	for i, c := range caps {
+		ins[i] = InputOf(c)
+	}
+	ds, errs := b.ExtractBatch(ctx, ins)
+	for i := range caps {
+		if errs[i] == nil {
+			out[i] = extracted{draft: ds[i], by: b.Name()}
+			continue
+		}
+		out[i] = p.fallback(ctx, caps[i], ins[i], errs[i])
+	}
+}
+
 func (p *Pipeline) extract(ctx context.Context, c store.Capture) extracted {
 	in := InputOf(c)
 	d, err := p.Extractor.Extract(ctx, in)
 	if err == nil {
 		return extracted{draft: d, by: p.Extractor.Name()}
 	}
+	return p.fallback(ctx, c, in, err)
+}
+
+// fallback extracts in with the fallback extractor after the configured one
+// failed with err.
+func (p *Pipeline) fallback(ctx context.Context, c store.Capture, in extract.Input, err error) extracted {
 	if p.Fallback == nil || errors.Is(err, context.Canceled) {
 		return extracted{err: err}
 	}

@@ -357,3 +357,57 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// A batching extractor handles 4 captures per call: 10 captures take 3
+// calls; a capture the reply has no record for, and every capture of a
+// call that fails, fall back to the local extractor one by one.
+func TestBatchedExtraction(t *testing.T) {
+	ctx := context.Background()
+	srv := openaistub.Start(t, openaistub.Options{Chat: func(r *openaistub.Request) openaistub.Reply {
+		user := r.User()
+		if strings.Contains(user, "FAIL-ME") {
+			return openaistub.ServerError()
+		}
+		var recs []any
+		for n := 1; strings.Contains(user, fmt.Sprintf("Exchange %d", n)); n++ {
+			if strings.Contains(user, fmt.Sprintf("Exchange %d (project api):\n<transcript>\nUser: SKIP-RECORD", n)) {
+				continue
+			}
+			recs = append(recs, map[string]any{"exchange": n, "skip": false, "summary": fmt.Sprintf("Batched summary %d.", n),
+				"type": "decision", "importance": 0.7, "scope": "project", "entities": []string{}, "signals": []any{}})
+		}
+		return openaistub.JSON(map[string]any{"records": recs})
+	}})
+	db := openDB(t)
+	var turns []turn
+	for i := 0; i < 10; i++ {
+		u := "we decided on the " + topics[i]
+		switch i {
+		case 1:
+			u = "SKIP-RECORD " + u
+		case 9:
+			u += " FAIL-ME"
+		}
+		turns = append(turns, turn{"s1", u, "Done."})
+	}
+	addTurns(t, db, "/src/api", turns)
+	client := llm.New(llm.Config{BaseURL: srv.BaseURL(), Model: "m", MaxRetries: -1, Concurrency: 1})
+	st, err := pipeline(db, extract.NewLLM(client, "m").WithBatch(4)).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.ChatRequests()); n != 3 {
+		t.Errorf("%d calls for 10 captures in batches of 4, want 3", n)
+	}
+	// Item 2 has no record; items 9 and 10 were in the failed call.
+	if st.Episodes != 10 || st.Fallbacks != 3 || st.Failed != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	by := map[string]int{}
+	for _, e := range episodes(t, db) {
+		by[e.Extractor]++
+	}
+	if by["llm:m"] != 7 || by["local"] != 3 {
+		t.Errorf("extractors used: %v", by)
+	}
+}

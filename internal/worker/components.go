@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed"
@@ -17,7 +18,8 @@ import (
 
 // NewComponents picks the extractor and embedder the configuration asks
 // for: the local ones by default; the LLM extractor (with the local one as
-// its fallback) when an endpoint or key is set; the remote embedder when
+// its fallback) with ENGRAM_LLM=claude (the user's claude binary) or when
+// an endpoint or key is set; the remote embedder when
 // ENGRAM_EMBED_MODEL is set; else the local sentence embedder when its model
 // is installed (ENGRAM_SENTENCE_EMBEDDER, on by default); else the lexical
 // one.
@@ -25,7 +27,15 @@ func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Co
 	local := extract.NewLocal()
 	c := Components{Extractor: local, Embedder: embed.NewLocal(), Judge: consolidate.Local{}, Concurrency: 1, Close: func() {},
 		ReembedBudget: cfg.ReembedBudget}
-	if cfg.LLMEnabled() {
+	if cfg.ClaudeEnabled() {
+		// The user's claude binary: batched extraction, the judge only where
+		// the local one cannot answer, one process at a time.
+		client := claudellm.New(claudellm.Config{Bin: cfg.ClaudeBin, Model: cfg.ClaudeModel, Timeout: cfg.ClaudeTimeout,
+			DailyCalls: cfg.LLMDailyCalls, DailyTokens: cfg.LLMDailyTokens, Home: cfg.Home})
+		c.Extractor = extract.NewLLM(client, client.Model()).WithStated().WithBatch(cfg.ClaudeBatch)
+		c.Judge = claudellm.Judge{Model: consolidate.NewLLM(client, cfg.ClaudeTimeout)}
+		c.Fallback = local
+	} else if cfg.LLMEnabled() {
 		client := llm.New(llmConfig(cfg, cfg.LLMModel))
 		c.Extractor = extract.NewLLM(client, cfg.LLMModel).WithStated()
 		c.Judge = consolidate.NewLLM(client, 10*time.Second)
@@ -74,7 +84,13 @@ func embedBaseURL(cfg config.Config) string {
 // without contacting anything (for status).
 func Describe(cfg config.Config) (extractor, embedder string) {
 	extractor, embedder = "local", embed.NewLocal().Name()
-	if cfg.LLMEnabled() {
+	if cfg.ClaudeEnabled() {
+		extractor = "llm:claude:" + cfg.ClaudeModel + " (the claude binary"
+		if cfg.ClaudeBin != "" {
+			extractor += " " + cfg.ClaudeBin
+		}
+		extractor += ")"
+	} else if cfg.LLMEnabled() {
 		extractor = "llm:" + cfg.LLMModel
 		if cfg.LLMBaseURL != "" {
 			extractor += " at " + cfg.LLMBaseURL
