@@ -19,7 +19,14 @@ import (
 
 var hookBin string
 
+// standIn, when set, runs instead of the tests where this binary is
+// started as a stand-in engram-worker.
+var standIn func()
+
 func TestMain(m *testing.M) {
+	if standIn != nil && filepath.Base(os.Args[0]) == "engram-worker" {
+		standIn()
+	}
 	dir, err := os.MkdirTemp("", "engram-hook-stop-test")
 	if err != nil {
 		panic(err)

@@ -55,6 +55,9 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 	n, err := capture.Session(ctx, db, req, opt)
 	if err == nil {
 		log.Debug("captured", "session", in.SessionID, "captures", n, "ms", time.Since(start).Milliseconds())
+		if cfg.SelfSchedule {
+			maybeStartWorker(ctx, cfg, db, start, log)
+		}
 		return nil
 	}
 	if errors.Is(err, capture.ErrTranscript) {
@@ -107,4 +110,16 @@ func toSpool(cfg config.Config, db *store.DB, req capture.Request, opt capture.O
 	}
 	log.Warn("capture spooled", "session", req.SessionID, "reason", reason, "file", path, "messages", len(p.Messages))
 	return nil
+}
+
+// maybeStartWorker is the fallback for a worker no scheduler runs: see
+// selfSchedule. A failure is logged; the capture is done already.
+func maybeStartWorker(ctx context.Context, cfg config.Config, db *store.DB, now time.Time, log *slog.Logger) {
+	s, err := newSelfScheduler(cfg, now)
+	if err == nil {
+		_, err = s.selfSchedule(ctx, db, log)
+	}
+	if err != nil {
+		log.Warn("self-schedule", "err", err)
+	}
 }
