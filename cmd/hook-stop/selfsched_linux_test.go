@@ -19,8 +19,8 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/engram-memory/engram/internal/store"
 	"github.com/engram-memory/engram/internal/stophook"
+	"github.com/engram-memory/engram/internal/store"
 )
 
 // The Stop hook's self-scheduling, with real processes: the hook binary
