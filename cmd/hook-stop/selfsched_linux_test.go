@@ -91,7 +91,7 @@ var subreaperOnce sync.Once
 
 // becomeSubreaper makes orphans of our descendants our children, so that
 // the test can wait for the detached worker.
-func becomeSubreaper(t *testing.T) {
+func becomeSubreaper(t testing.TB) {
 	subreaperOnce.Do(func() {
 		const prSetChildSubreaper = 36
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
@@ -107,7 +107,7 @@ type selfSchedFixture struct {
 	bin string // the hook's copy
 }
 
-func newSelfSchedFixture(t *testing.T) selfSchedFixture {
+func newSelfSchedFixture(t testing.TB) selfSchedFixture {
 	t.Helper()
 	f := selfSchedFixture{fixture: newFixture(t)}
 	dir := t.TempDir()
@@ -121,7 +121,7 @@ func newSelfSchedFixture(t *testing.T) selfSchedFixture {
 	return f
 }
 
-func copyFile(t *testing.T, from, to string) {
+func copyFile(t testing.TB, from, to string) {
 	t.Helper()
 	src, err := os.Open(from)
 	if err != nil {
@@ -141,7 +141,7 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 // ageRuns moves every recorded run back by d.
-func (f selfSchedFixture) ageRuns(t *testing.T, d time.Duration) {
+func (f selfSchedFixture) ageRuns(t testing.TB, d time.Duration) {
 	t.Helper()
 	db, err := sql.Open("sqlite", filepath.Join(f.home, "memory.db"))
 	if err != nil {
@@ -158,7 +158,7 @@ func (f selfSchedFixture) ageRuns(t *testing.T, d time.Duration) {
 // end, without close-on-exec, as a careless parent could leave it) and
 // checks the contract; it returns once the pipe's read end sees EOF, which
 // it would not while a descendant still held the write end.
-func (f selfSchedFixture) run(t *testing.T, env ...string) time.Duration {
+func (f selfSchedFixture) run(t testing.TB, env ...string) time.Duration {
 	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -189,7 +189,7 @@ func (f selfSchedFixture) run(t *testing.T, env ...string) time.Duration {
 }
 
 // children reads the stand-in workers' reports.
-func (f selfSchedFixture) children(t *testing.T) []childReport {
+func (f selfSchedFixture) children(t testing.TB) []childReport {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(f.home, "child-*.json"))
 	var out []childReport
@@ -242,7 +242,7 @@ func (f selfSchedFixture) waitChild(t *testing.T) childReport {
 	return c[0]
 }
 
-func (f selfSchedFixture) staleStore(t *testing.T) *store.DB {
+func (f selfSchedFixture) staleStore(t testing.TB) *store.DB {
 	t.Helper()
 	db := f.makeStore(t)
 	ctx := context.Background()
@@ -406,4 +406,75 @@ func (f selfSchedFixture) baselineFDs(t *testing.T) map[string]bool {
 		}
 	}
 	return own
+}
+
+// BenchmarkSelfSchedule measures the whole hook process with the
+// self-scheduling check on against the same hook with it off
+// (ENGRAM_SELF_SCHEDULE=false), alternating run by run so that both see
+// the same machine; read the ratio, not the times. Cases:
+//   - healthy: the worker ran recently (every Stop on a scheduled machine:
+//     a stat of the stamp and a query of the last run)
+//   - stamped: the worker is stale and a Stop started one within the
+//     interval (every Stop after a start: one stat)
+//   - start: the worker is stale and each Stop starts one (at most once
+//     per interval in use)
+//
+// go test -run '^$' -bench SelfSchedule -benchtime 40x ./cmd/hook-stop/
+func BenchmarkSelfSchedule(b *testing.B) {
+	becomeSubreaper(b)
+	for _, tc := range []string{"healthy", "stamped", "start"} {
+		b.Run(tc, func(b *testing.B) {
+			f := newSelfSchedFixture(b)
+			stamp := filepath.Join(f.home, stophook.StampName)
+			if tc == "healthy" {
+				db := f.makeStore(b)
+				id, _ := db.StartRun(context.Background(), "cycle")
+				db.FinishRun(context.Background(), id, nil, nil)
+			} else {
+				f.staleStore(b)
+			}
+			f.run(b) // the first capture, outside the timing
+			reap(f, b)
+			var on, off time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				switch tc {
+				case "stamped":
+					now := time.Now()
+					os.Chtimes(stamp, now, now)
+				case "start":
+					os.Remove(stamp)
+				}
+				on += f.run(b)
+				if tc == "start" { // the worker holds its lock while it runs
+					b.StopTimer()
+					var ws syscall.WaitStatus
+					syscall.Wait4(-1, &ws, 0, nil)
+					b.StartTimer()
+				}
+				off += f.run(b, "ENGRAM_SELF_SCHEDULE=false")
+			}
+			b.StopTimer()
+			reap(f, b)
+			b.ReportMetric(float64(off.Microseconds())/float64(b.N)/1000, "ms-off/op")
+			b.ReportMetric(float64(on.Microseconds())/float64(b.N)/1000, "ms-on/op")
+			b.ReportMetric(float64(on)/float64(off), "ratio")
+			b.ReportMetric(float64(len(f.children(b))), "workers")
+		})
+	}
+}
+
+// reap waits for every stand-in worker started so far.
+func reap(f selfSchedFixture, t testing.TB) {
+	for _, c := range f.children(t) {
+		var ws syscall.WaitStatus
+		syscall.Wait4(c.PID, &ws, 0, nil)
+	}
+	// Reports may still be on their way: wait for any child of ours.
+	for {
+		var ws syscall.WaitStatus
+		if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+			return
+		}
+	}
 }
