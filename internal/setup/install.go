@@ -42,10 +42,10 @@ type Options struct {
 	UID             int    // launchd's gui/<uid> domain
 	Label           string // launchd label; empty: DefaultLaunchdLabel
 	Run             Runner // empty: ExecRunner
+	Purge           bool   // Uninstall only: also delete ENGRAM_HOME
 	// SystemdRunDir exists when systemd is the init system; empty:
 	// /run/systemd/system (what sd_booted checks).
 	SystemdRunDir string
-	Purge         bool // Uninstall only: also delete ENGRAM_HOME
 	// UserConfig is Claude Code's user configuration file, where the MCP
 	// server is registered; empty: UserConfigFile, with CLAUDE_CONFIG_DIR
 	// taken as set when ClaudeConfigDir is not UserHome/.claude.
