@@ -55,6 +55,7 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 	n, err := capture.Session(ctx, db, req, opt)
 	if err == nil {
 		log.Debug("captured", "session", in.SessionID, "captures", n, "ms", time.Since(start).Milliseconds())
+		updateNotice(ctx, cfg.Home, db, start, log)
 		if cfg.SelfSchedule {
 			maybeStartWorker(ctx, cfg, db, start, log)
 		}
