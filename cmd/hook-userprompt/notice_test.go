@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,5 +45,19 @@ func TestTellsOfLaggingWorkerOnceADay(t *testing.T) {
 	os.Chtimes(filepath.Join(h.engram, "worker-stale.told"), old, old)
 	if got := h.run(t, h.input("write a haiku about autumn leaves", sub)); got != "" {
 		t.Errorf("without a notice: %q", got)
+	}
+}
+
+// The prompt hook never starts the worker: it does not link the Stop
+// hook's package, nor anything that starts processes.
+func TestPromptHookStartsNoWorker(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/engram-memory/engram/internal/stophook" || dep == "os/exec" {
+			t.Errorf("engram-hook-userprompt links %s", dep)
+		}
 	}
 }
