@@ -118,4 +118,6 @@ case ":$PATH:" in
 	printf '  export PATH="%s:$PATH"\n' "$bindir"
 	;;
 esac
+sched=$("$bindir/engram-worker" status 2>/dev/null | sed -n 's/^scheduler: *//p' | head -n 1)
+say "what runs the worker: ${sched:-see $worker doctor}"
 say "installed. Check it with: $worker status (or $worker doctor)"

@@ -20,7 +20,14 @@ import (
 
 var hookBin string
 
+// standIn, when set, runs instead of the tests where this binary is
+// started as a stand-in engram-worker.
+var standIn func()
+
 func TestMain(m *testing.M) {
+	if standIn != nil && filepath.Base(os.Args[0]) == "engram-worker" {
+		standIn()
+	}
 	dir, err := os.MkdirTemp("", "engram-hook-stop-test")
 	if err != nil {
 		panic(err)
@@ -40,7 +47,7 @@ type fixture struct {
 	home, claude, transcript string
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	base := t.TempDir()
 	f := fixture{home: filepath.Join(base, "engram"), claude: filepath.Join(base, "claude")}
@@ -55,7 +62,7 @@ func newFixture(t *testing.T) fixture {
 	return f
 }
 
-func (f fixture) input(t *testing.T, fields map[string]any) []byte {
+func (f fixture) input(t testing.TB, fields map[string]any) []byte {
 	in := map[string]any{
 		"session_id": sid, "transcript_path": f.transcript, "cwd": "/home/dev/proj",
 		"hook_event_name": "Stop", "stop_hook_active": false, "effort": map[string]any{"level": "medium"},
@@ -85,7 +92,7 @@ func (f fixture) runHook(t *testing.T, stdin []byte, extraEnv ...string) {
 	}
 }
 
-func (f fixture) makeStore(t *testing.T) *store.DB {
+func (f fixture) makeStore(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(f.home, "memory.db"), store.Options{})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
+	"github.com/engram-memory/engram/internal/stophook"
 	"github.com/engram-memory/engram/internal/store"
 	"github.com/engram-memory/engram/internal/worker"
 )
@@ -89,13 +90,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	checkMCP(add, setup.UserConfigFor(cfg))
 
 	// Scheduler.
-	if out, err := exec.CommandContext(ctx, "systemctl", "--user", "is-active", setup.TimerName).Output(); err == nil {
-		add("scheduler", "ok", "systemd timer %s is %s", setup.TimerName, strings.TrimSpace(string(out)))
-	} else if _, lerr := exec.LookPath("launchctl"); lerr == nil {
-		add("scheduler", "ok", "launchd (check with: launchctl print gui/%d/%s)", os.Getuid(), setup.DefaultLaunchdLabel)
-	} else {
-		add("scheduler", "warn", "no active systemd timer; if you use cron, check crontab -l for engram-worker")
-	}
+	checkSchedulers(ctx, add, cfg)
 
 	// Store.
 	db, err := store.Open(ctx, cfg.DBPath(), store.Options{MustExist: true})
@@ -109,23 +104,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			v, _ := db.UserVersion(ctx)
 			add("database", "ok", "%s, schema %d, quick_check ok", cfg.DBPath(), v)
 		}
-		if run, ok, err := db.LastRun(ctx, ""); err == nil && ok {
-			age := time.Since(run.FinishedAt).Round(time.Minute)
-			status := "ok"
-			if age > 2*time.Hour {
-				status = "warn"
-			}
-			if run.Error != "" {
-				status = "warn"
-			}
-			detail := fmt.Sprintf("%s ago", age)
-			if run.Error != "" {
-				detail += ": " + run.Error
-			}
-			add("last run", status, "%s", detail)
-		} else {
-			add("last run", "warn", "the worker has never run: engram-worker run")
-		}
+		checkLastRun(ctx, add, db)
 		if counts, err := db.CaptureCounts(ctx); err == nil && counts[store.CaptureFailed] > 0 {
 			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
 		}
@@ -309,5 +288,62 @@ func checkMCP(add func(name, status, format string, a ...any), path string) {
 		} else {
 			add("mcp server", "ok", "%s %s (in %s)", reg.Command, setup.MCPCommand, path)
 		}
+	}
+}
+
+// checkSchedulers says what schedules the worker: a warning when nothing
+// active does, the Stop hook's fallback then being all that runs it.
+func checkSchedulers(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config) {
+	dir, _ := binDir()
+	scheds := setup.Schedulers(ctx, setup.DefaultOptions(cfg, dir))
+	active := false
+	for _, sc := range scheds {
+		active = active || sc.Active
+	}
+	for _, sc := range scheds {
+		status := "ok"
+		if !active {
+			status = "warn"
+		}
+		add("scheduler", status, "%s", sc.Detail)
+	}
+	if active {
+		return
+	}
+	if cfg.SelfSchedule {
+		add("scheduler", "warn", "nothing schedules the worker: the Stop hook starts it when it has not run for %s, so it runs only while Claude Code is in use (engram-worker setup installs a scheduler)", stophook.StaleAfter)
+	} else {
+		add("scheduler", "warn", "nothing schedules the worker and ENGRAM_SELF_SCHEDULE=false: captures wait until engram-worker run (engram-worker setup installs a scheduler)")
+	}
+}
+
+// checkLastRun says when the worker last ran, warning when it has not for
+// longer than twice its interval or failed, and since when captures wait.
+func checkLastRun(ctx context.Context, add func(name, status, format string, a ...any), db *store.DB) {
+	now := time.Now()
+	stale, _, err := stophook.WorkerStale(ctx, db, now)
+	if err != nil {
+		add("last run", "fail", "%v", err)
+		return
+	}
+	run, ok, err := db.LastRun(ctx, "")
+	switch {
+	case err != nil:
+		add("last run", "fail", "%v", err)
+	case !ok:
+		add("last run", "warn", "the worker has never run: engram-worker run")
+	default:
+		status, detail := "ok", fmt.Sprintf("%s, %s ago", run.FinishedAt.UTC().Format(time.RFC3339), now.Sub(run.FinishedAt).Round(time.Second))
+		if run.Error != "" {
+			status, detail = "warn", detail+": "+run.Error
+		}
+		if stale {
+			status = "warn"
+			detail += fmt.Sprintf(" (it should run every %s)", config.WorkerInterval)
+		}
+		add("last run", status, "%s", detail)
+	}
+	if at, ok, err := db.OldestPending(ctx); err == nil && ok && now.Sub(at) > stophook.StaleAfter {
+		add("pending captures", "warn", "captures have waited for the worker since %s (%s)", at.UTC().Format(time.RFC3339), now.Sub(at).Round(time.Minute))
 	}
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSetupDoctorUninstall(t *testing.T) {
@@ -68,5 +71,48 @@ func TestDoctorLinesEndClean(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no last run line:\n%s", out)
+	}
+}
+
+// TestDoctorStatusStaleWorker: a worker that has not run for longer than
+// twice its interval is a warning in doctor and said in status.
+func TestDoctorStatusStaleWorker(t *testing.T) {
+	h := newHome(t)
+	if out, errOut, code := h.run(t, "", "run"); code != 0 {
+		t.Fatalf("run: %d %s %s", code, out, errOut)
+	}
+	out, _, _ := h.run(t, "", "status")
+	if strings.Contains(out, "it should run every") {
+		t.Fatalf("a fresh run said stale:\n%s", out)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(h.engram, "memory.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := (3 * time.Hour).Milliseconds()
+	if _, err := db.Exec("UPDATE runs SET started_at = started_at - ?, finished_at = finished_at - ?", ms, ms); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, _, _ = h.run(t, "", "doctor")
+	found := false
+	for _, l := range strings.Split(out, "\n") {
+		if regexp.MustCompile(`^warn last run +\S+, 3h0m\d+s ago \(it should run every 15m0s\)$`).MatchString(l) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("doctor does not warn of the stale worker:\n%s", out)
+	}
+	if !strings.Contains(out, " scheduler ") {
+		t.Errorf("doctor says nothing of the scheduler:\n%s", out)
+	}
+	out, _, _ = h.run(t, "", "status")
+	if !regexp.MustCompile(`(?m)^last run: +\S+ \(3h0m\d+s ago\); it should run every 15m0s: engram-worker doctor says why not$`).MatchString(out) {
+		t.Errorf("status:\n%s", out)
+	}
+	out, _, _ = h.run(t, "", "status", "--json")
+	if !strings.Contains(out, `"worker_stale": true`) {
+		t.Errorf("status --json:\n%s", out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/logx"
+	"github.com/engram-memory/engram/internal/notice"
 	"github.com/engram-memory/engram/internal/store"
 	"github.com/engram-memory/engram/internal/worker"
 )
@@ -98,6 +99,11 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 	s.log.Info("cycle", "stats", st, "err", runErr)
 	if runErr != nil {
 		return runErr
+	}
+	// The captures are taken: the next Stop writes the notice again if
+	// some still wait.
+	if err := notice.Remove(s.cfg.Home); err != nil {
+		s.log.Warn("remove the worker notice", "err", err)
 	}
 	if !quiet {
 		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures; ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed) in %d ms\n",

@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/claudellm"
+	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
+	"github.com/engram-memory/engram/internal/stophook"
 	"github.com/engram-memory/engram/internal/worker"
 )
 
@@ -60,6 +63,14 @@ type statusReport struct {
 	SearchIndex searchIndex `json:"search_index"`
 	// LLMToday is the claude backend's use today (ENGRAM_LLM=claude).
 	LLMToday *llmToday `json:"llm_today,omitempty"`
+	// Schedulers are what runs the worker; SelfSchedule, whether the Stop
+	// hook starts it where nothing does; WorkerStale, whether it has not
+	// run for longer than twice its interval; OldestPending, since when
+	// the oldest capture waits for it.
+	Schedulers    []setup.SchedulerState `json:"schedulers"`
+	SelfSchedule  bool                   `json:"self_schedule"`
+	WorkerStale   bool                   `json:"worker_stale"`
+	OldestPending time.Time              `json:"oldest_pending_at,omitzero"`
 }
 
 // llmToday is today's use of the claude backend against its budget.
@@ -209,6 +220,20 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		r.LastRun = &runReport{StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, Error: run.Error}
 		r.LastRunStats = run.Stats
 	}
+	if r.WorkerStale, _, err = stophook.WorkerStale(ctx, s.db, time.Now()); err != nil {
+		return err
+	}
+	if at, ok, err := s.db.OldestPending(ctx); err != nil {
+		return err
+	} else if ok {
+		r.OldestPending = at
+	}
+	dir, _ := binDir()
+	r.Schedulers = setup.Schedulers(ctx, setup.DefaultOptions(s.cfg, dir))
+	if r.Schedulers == nil {
+		r.Schedulers = []setup.SchedulerState{}
+	}
+	r.SelfSchedule = s.cfg.SelfSchedule
 	r.Extractor, r.Embedder = worker.Describe(s.cfg)
 	if s.cfg.ClaudeEnabled() {
 		r.LLMToday = &llmToday{Usage: claudellm.ReadUsage(s.cfg.Home, time.Now()), DailyCalls: s.cfg.LLMDailyCalls,
@@ -261,7 +286,29 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "search index: %d segments, %d records, %.1f MB, synced %s; %d episodes changed since\n",
 			x.Segments, x.Records, float64(x.Bytes)/1e6, x.SyncedAt.Format(time.RFC3339), x.Behind)
 	}
+	if r.WorkerStale {
+		last += fmt.Sprintf("; it should run every %s: engram-worker doctor says why not", config.WorkerInterval)
+	}
 	fmt.Fprintf(e.stdout, "last run:   %s\n", last)
+	if !r.OldestPending.IsZero() {
+		fmt.Fprintf(e.stdout, "waiting:    the oldest pending capture since %s\n", r.OldestPending.UTC().Format(time.RFC3339))
+	}
+	active := false
+	for i, sc := range r.Schedulers {
+		label := "scheduler: "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(e.stdout, "%s %s\n", label, sc.Detail)
+		active = active || sc.Active
+	}
+	switch {
+	case active:
+	case r.SelfSchedule:
+		fmt.Fprintf(e.stdout, "scheduler:  nothing active; the Stop hook starts the worker when it has not run for %s\n", stophook.StaleAfter)
+	default:
+		fmt.Fprintf(e.stdout, "scheduler:  nothing active, and ENGRAM_SELF_SCHEDULE=false: run engram-worker run, or engram-worker setup to install a scheduler\n")
+	}
 	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
 	if r.LLMToday != nil {
 		fmt.Fprintln(e.stdout, r.LLMToday.line(time.Now()))

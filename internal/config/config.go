@@ -14,6 +14,10 @@ import (
 	"github.com/kelseyhightower/envconfig"
 )
 
+// WorkerInterval is how often a scheduler (systemd timer, launchd agent,
+// crontab line) runs the worker.
+const WorkerInterval = 15 * time.Minute
+
 // Config is the whole of engram's configuration. Field names map to
 // ENGRAM_<SPLIT_WORDS>; none carries an envconfig tag, because a tagged field
 // silently falls back to the unprefixed variable of the same name.
@@ -29,6 +33,9 @@ type Config struct {
 	// StopHookDeadline bounds the whole Stop hook; past it the capture is
 	// spooled instead of stored.
 	StopHookDeadline time.Duration `split_words:"true" default:"3s"`
+	// SelfSchedule lets the Stop hook start a worker run in the background
+	// when no scheduler has run one for longer than twice WorkerInterval.
+	SelfSchedule bool `split_words:"true" default:"true"`
 	// PromptHookDeadline bounds the UserPromptSubmit hook.
 	PromptHookDeadline time.Duration `split_words:"true" default:"150ms"`
 	// ToolResultMax is how many bytes of one tool result a capture keeps.

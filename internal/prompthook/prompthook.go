@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/hookio"
+	"github.com/engram-memory/engram/internal/notice"
 	"github.com/engram-memory/engram/internal/recall"
 )
 
@@ -76,16 +77,32 @@ func Answer(ctx context.Context, cfg config.Config, in hookio.Input, start time.
 	for _, p := range a.problems {
 		log.Warn("recall degraded", "problem", p)
 	}
-	if a.err != nil || a.text == "" {
+	if a.err != nil {
 		return a.err
+	}
+	// A worker that lags, once a day (the Stop hook leaves the notice).
+	text, told := a.text, notice.Due(cfg.Home, start)
+	if told != "" {
+		if text != "" {
+			text += "\n\n"
+		}
+		text += told
+	}
+	if text == "" {
+		return nil
 	}
 	var out Output
 	out.HookSpecificOutput.HookEventName = "UserPromptSubmit"
-	out.HookSpecificOutput.AdditionalContext = a.text
+	out.HookSpecificOutput.AdditionalContext = text
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
 		return err
+	}
+	if told != "" {
+		if err := notice.Told(cfg.Home, start); err != nil {
+			log.Warn("record the worker notice told", "err", err)
+		}
 	}
 	if err := recall.RecordInjected(cfg.Home, session, a.ids, start); err != nil {
 		log.Warn("record injected ids", "err", err)

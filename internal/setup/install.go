@@ -43,6 +43,9 @@ type Options struct {
 	Label           string // launchd label; empty: DefaultLaunchdLabel
 	Run             Runner // empty: ExecRunner
 	Purge           bool   // Uninstall only: also delete ENGRAM_HOME
+	// SystemdRunDir exists when systemd is the init system; empty:
+	// /run/systemd/system (what sd_booted checks).
+	SystemdRunDir string
 	// UserConfig is Claude Code's user configuration file, where the MCP
 	// server is registered; empty: UserConfigFile, with CLAUDE_CONFIG_DIR
 	// taken as set when ClaudeConfigDir is not UserHome/.claude.
@@ -82,6 +85,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Run == nil {
 		o.Run = ExecRunner
+	}
+	if o.SystemdRunDir == "" {
+		o.SystemdRunDir = "/run/systemd/system"
 	}
 	if o.XDGConfigHome == "" && o.UserHome != "" {
 		o.XDGConfigHome = filepath.Join(o.UserHome, ".config")
@@ -129,7 +135,7 @@ func (o Options) extraEnv() []string {
 const (
 	SchedulerSystemd = "systemd"
 	SchedulerLaunchd = "launchd"
-	SchedulerCron    = "cron" // none could be installed: CronLine says what to add
+	SchedulerCron    = "cron" // the crontab entry, or, where crontab is missing, CronLine to add by hand
 )
 
 // Report says what Install or Uninstall did.
@@ -148,13 +154,15 @@ type SchedulerReport struct {
 	Kind     string   // SchedulerSystemd, SchedulerLaunchd or SchedulerCron; empty when nothing was found (Uninstall)
 	Files    []Change // unit files or the plist
 	Commands []string // the commands run, as one would type them
-	CronLine string   // Kind SchedulerCron: the crontab line to add
+	Crontab  Change   // the user's crontab (Path "crontab") when its engram entry was added, kept or removed
+	CronLine string   // the crontab line to add by hand: no crontab command was found
 }
 
 // String is the report for a person, one line per fact.
 func (r Report) String() string {
 	var b strings.Builder
 	changes := append([]Change{r.Settings, r.MCP, r.Import, r.EnvFile}, r.Scheduler.Files...)
+	changes = append(changes, r.Scheduler.Crontab)
 	for _, c := range append(changes, r.Memory...) {
 		if c.Path == "" {
 			continue
@@ -255,23 +263,46 @@ func (o Options) installScheduler(ctx context.Context, r *Report) error {
 	switch o.GOOS {
 	case "linux":
 		ok, why := o.systemdUser(ctx)
-		if !ok {
-			o.cronFallback(r, "no systemd user manager ("+why+")")
-			return nil
+		if ok {
+			return o.installSystemd(ctx, r)
 		}
-		return o.installSystemd(ctx, r)
+		why = "no systemd user manager runs (" + why + ")"
+		if o.systemdInit(ctx) {
+			// The user manager starts with the next login (or at boot,
+			// with lingering): the units wait for it, enabled.
+			if err := o.writeSystemdUnits(r, true); err != nil {
+				return err
+			}
+			r.note("%s: the systemd timer is installed and enabled, and starts with your next login (to have it run without a login session: loginctl enable-linger)", why)
+		}
+		return o.installCron(ctx, r, why)
 	case "darwin":
 		return o.installLaunchd(ctx, r)
 	default:
-		o.cronFallback(r, "no supported scheduler on "+o.GOOS)
-		return nil
+		return o.installCron(ctx, r, "no supported scheduler on "+o.GOOS)
 	}
 }
 
+// systemdInit tells whether systemd is the init system, with systemctl
+// at hand.
+func (o Options) systemdInit(ctx context.Context) bool {
+	if _, err := o.Run(ctx, "systemctl", "--version"); errors.Is(err, exec.ErrNotFound) {
+		return false
+	}
+	fi, err := os.Stat(o.SystemdRunDir)
+	return err == nil && fi.IsDir()
+}
+
+// selfScheduleNote says what runs the worker where nothing schedules it.
+const selfScheduleNote = "meanwhile, each Claude Code turn's Stop hook starts the worker in the background when it has not run for 30 minutes (ENGRAM_SELF_SCHEDULE=false turns that off)"
+
+// cronFallback is for a machine without crontab: the line to add by hand.
 func (o Options) cronFallback(r *Report, why string) {
-	r.Scheduler.Kind = SchedulerCron
+	if r.Scheduler.Kind == "" {
+		r.Scheduler.Kind = SchedulerCron
+	}
 	r.Scheduler.CronLine = CronLine(o.workerPath(), o.Home, o.extraEnv()...)
-	r.note("%s: the worker is not scheduled; use the crontab line", why)
+	r.note("%s, and no crontab command was found: the worker is not scheduled; use the crontab line; %s", why, selfScheduleNote)
 }
 
 // systemdUser tells whether a systemd user manager answers. A container
@@ -295,19 +326,11 @@ func (o Options) systemdUser(ctx context.Context) (bool, string) {
 }
 
 func (o Options) installSystemd(ctx context.Context, r *Report) error {
-	r.Scheduler.Kind = SchedulerSystemd
-	service, timer := SystemdUnits(o.workerPath(), o.Home, o.extraEnv()...)
-	dir := o.unitDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := o.writeSystemdUnits(r, false); err != nil {
 		return err
 	}
 	updated := false // a timer already installed got new settings
-	for _, u := range []struct{ name, text string }{{ServiceName, service}, {TimerName, timer}} {
-		ch, err := writeOwned(filepath.Join(dir, u.name), u.text, 0o644)
-		r.Scheduler.Files = append(r.Scheduler.Files, ch)
-		if err != nil {
-			return err
-		}
+	for _, ch := range r.Scheduler.Files {
 		updated = updated || (ch.Changed && !ch.Created)
 	}
 	if _, err := o.run(ctx, r, "systemctl", "--user", "daemon-reload"); err != nil {
@@ -325,6 +348,48 @@ func (o Options) installSystemd(ctx context.Context, r *Report) error {
 	if err == nil && strings.TrimSpace(string(out)) == "no" {
 		r.note("user timers run only while you are logged in; to run the worker without a session: loginctl enable-linger")
 	}
+	// A crontab entry from an install without a user manager is not
+	// needed any more.
+	return o.uninstallCron(ctx, r)
+}
+
+// writeSystemdUnits writes the service and the timer; enable also makes
+// the link `systemctl --user enable` makes, for a user manager that does
+// not run yet.
+func (o Options) writeSystemdUnits(r *Report, enable bool) error {
+	r.Scheduler.Kind = SchedulerSystemd
+	service, timer := SystemdUnits(o.workerPath(), o.Home, o.extraEnv()...)
+	dir := o.unitDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, u := range []struct{ name, text string }{{ServiceName, service}, {TimerName, timer}} {
+		ch, err := writeOwned(filepath.Join(dir, u.name), u.text, 0o644)
+		r.Scheduler.Files = append(r.Scheduler.Files, ch)
+		if err != nil {
+			return err
+		}
+	}
+	if !enable {
+		return nil
+	}
+	wants := filepath.Join(dir, "timers.target.wants")
+	link := filepath.Join(wants, TimerName)
+	target := filepath.Join(dir, TimerName)
+	if dest, err := os.Readlink(link); err == nil && dest == target {
+		return nil
+	}
+	if err := os.MkdirAll(wants, 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Symlink(target, link); err != nil {
+		return err
+	}
+	r.Scheduler.Files = append(r.Scheduler.Files, Change{Path: link, Changed: true, Created: true,
+		Actions: []string{"enabled the timer (a link to " + target + ")"}})
 	return nil
 }
 
@@ -353,12 +418,16 @@ func (o Options) installLaunchd(ctx context.Context, r *Report) error {
 		_, _ = o.run(ctx, r, "launchctl", "bootout", domain+"/"+o.Label)
 	}
 	_, err = o.run(ctx, r, "launchctl", "bootstrap", domain, plist)
-	if err == nil {
-		return nil
+	if err != nil {
+		// Older systems, or a session without a gui domain (ssh).
+		if _, err2 := o.run(ctx, r, "launchctl", "load", "-w", plist); err2 != nil {
+			return errors.Join(err, err2)
+		}
 	}
-	// Older systems, or a session without a gui domain (ssh).
-	if _, err2 := o.run(ctx, r, "launchctl", "load", "-w", plist); err2 != nil {
-		return errors.Join(err, err2)
+	// launchctl can accept an agent it then does not keep loaded.
+	if out, err := o.Run(ctx, "launchctl", "print", domain+"/"+o.Label); err != nil {
+		r.note("launchd does not show the agent %s loaded (launchctl print: %v %s): it loads at your next login; %s",
+			o.Label, err, strings.TrimSpace(string(out)), selfScheduleNote)
 	}
 	return nil
 }
@@ -416,14 +485,14 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 }
 
 func (o Options) uninstallScheduler(ctx context.Context, r *Report) error {
+	var err error
 	switch o.GOOS {
 	case "linux":
-		return o.uninstallSystemd(ctx, r)
+		err = o.uninstallSystemd(ctx, r)
 	case "darwin":
-		return o.uninstallLaunchd(ctx, r)
+		err = o.uninstallLaunchd(ctx, r)
 	}
-	r.note("if you added the engram-worker line to your crontab, remove it (crontab -e)")
-	return nil
+	return errors.Join(err, o.uninstallCron(ctx, r))
 }
 
 func (o Options) uninstallSystemd(ctx context.Context, r *Report) error {
@@ -435,7 +504,6 @@ func (o Options) uninstallSystemd(ctx context.Context, r *Report) error {
 		}
 	}
 	if len(present) == 0 {
-		r.note("no systemd units found; if you added the engram-worker line to your crontab, remove it (crontab -e)")
 		return nil
 	}
 	r.Scheduler.Kind = SchedulerSystemd
@@ -474,7 +542,6 @@ func (o Options) uninstallSystemd(ctx context.Context, r *Report) error {
 func (o Options) uninstallLaunchd(ctx context.Context, r *Report) error {
 	plist := o.plistPath()
 	if _, err := os.Lstat(plist); err != nil {
-		r.note("no launchd agent found; if you added the engram-worker line to your crontab, remove it (crontab -e)")
 		return nil
 	}
 	r.Scheduler.Kind = SchedulerLaunchd

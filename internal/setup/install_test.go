@@ -41,10 +41,17 @@ func (f *fakeRunner) run(_ context.Context, name string, args ...string) ([]byte
 	return nil, nil
 }
 
+// take returns the calls so far and forgets them, leaving out reads of
+// the crontab (`crontab -l`, which changes nothing).
 func (f *fakeRunner) take() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := f.calls
+	var c []string
+	for _, call := range f.calls {
+		if call != "crontab -l" {
+			c = append(c, call)
+		}
+	}
 	f.calls = nil
 	return c
 }
@@ -60,9 +67,11 @@ func testHome(t *testing.T, goos string, fr *fakeRunner) Options {
 	for _, b := range []string{WorkerBinary, UserPromptBinary, StopBinary} {
 		writeFile(t, filepath.Join(bin, b), "#!/bin/sh\n", 0o755)
 	}
+	// No crontab command and no systemd as init, unless a test says so.
+	fr.answers = append(fr.answers, answer{prefix: "crontab", err: fmt.Errorf("exec: %w", exec.ErrNotFound)})
 	return Options{
 		BinDir: bin, Home: filepath.Join(home, ".claude-memory"), ClaudeConfigDir: filepath.Join(home, ".claude"),
-		UserHome: home, GOOS: goos, UID: 501, Run: fr.run,
+		UserHome: home, GOOS: goos, UID: 501, Run: fr.run, SystemdRunDir: filepath.Join(home, "no-systemd"),
 	}
 }
 
@@ -318,9 +327,14 @@ func TestInstallLaunchd(t *testing.T) {
 	want := []string{
 		"launchctl print gui/501/" + DefaultLaunchdLabel,
 		"launchctl bootstrap gui/501 " + plist,
+		"launchctl print gui/501/" + DefaultLaunchdLabel, // loaded?
 	}
 	if got := fr.take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls:\n got %q\nwant %q", got, want)
+	}
+	// The stand-in never shows the agent loaded.
+	if !strings.Contains(r.String(), "launchd does not show the agent "+DefaultLaunchdLabel+" loaded") {
+		t.Errorf("report does not say the agent is not loaded:\n%s", r)
 	}
 	if got := string(readFile(t, plist)); got != LaunchdPlist(filepath.Join(o.BinDir, WorkerBinary), o.Home, DefaultLaunchdLabel) {
 		t.Errorf("plist:\n%s", got)
@@ -344,7 +358,7 @@ func TestInstallLaunchd(t *testing.T) {
 	if _, err := Install(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if got := fr.take(); len(got) != 3 || got[2] != "launchctl load -w "+plist {
+	if got := fr.take(); len(got) != 4 || got[2] != "launchctl load -w "+plist {
 		t.Errorf("fallback calls %q", got)
 	}
 

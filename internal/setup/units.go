@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/engram-memory/engram/internal/config"
 )
 
 // Scheduler file names and the launchd label.
@@ -20,7 +22,7 @@ const (
 )
 
 // Interval is how often the worker runs.
-const intervalSeconds = 900
+var intervalSeconds = int(config.WorkerInterval.Seconds())
 
 const unitHeader = "# Written by `engram-worker setup`; `engram-worker uninstall` removes it.\n"
 

@@ -42,7 +42,7 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 		// Under load the client may run the hook before its first write of
 		// the transcript. Make the session known, so that the worker's
 		// sweep reads the whole file once it exists: the turn is not lost.
-		return register(ctx, cfg, req, log, err)
+		return register(ctx, cfg, req, log, err, start)
 	}
 
 	// Leave a third of the deadline for the spool fallback.
@@ -55,6 +55,7 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 	n, err := capture.Session(ctx, db, req, opt)
 	if err == nil {
 		log.Debug("captured", "session", in.SessionID, "captures", n, "ms", time.Since(start).Milliseconds())
+		lookAfterWorker(ctx, cfg, db, start, log)
 		return nil
 	}
 	if errors.Is(err, capture.ErrTranscript) {
@@ -65,16 +66,18 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, log *slog.Logg
 
 // register records a session whose transcript does not exist yet (offset
 // 0, nothing pending), in the store or, failing that, in the spool.
-func register(ctx context.Context, cfg config.Config, req capture.Request, log *slog.Logger, why error) error {
+func register(ctx context.Context, cfg config.Config, req capture.Request, log *slog.Logger, why error, now time.Time) error {
 	log.Warn("transcript not written yet; session registered for the worker's sweep", "session", req.SessionID, "err", why)
 	p := capture.Pass{Request: req}
 	db, err := store.Open(ctx, cfg.DBPath(), store.Options{MustExist: true, BusyTimeout: cfg.StopHookDeadline * 2 / 3})
 	if err == nil {
 		defer db.Close()
 		if _, known, gerr := db.GetSession(ctx, req.SessionID); gerr == nil && known {
+			lookAfterWorker(ctx, cfg, db, now, log)
 			return nil // already registered: the sweep will read it
 		}
 		if _, err = db.CommitCaptures(ctx, p.Commit(store.Session{}, capture.OptionsFrom(cfg))); err == nil || errors.Is(err, store.ErrOffsetMoved) {
+			lookAfterWorker(ctx, cfg, db, now, log) // its sweep reads the turn
 			return nil
 		}
 	}
@@ -107,4 +110,26 @@ func toSpool(cfg config.Config, db *store.DB, req capture.Request, opt capture.O
 	}
 	log.Warn("capture spooled", "session", req.SessionID, "reason", reason, "file", path, "messages", len(p.Messages))
 	return nil
+}
+
+// lookAfterWorker runs once the store holds the turn (or the session,
+// for the worker's sweep): the notice for the prompt hook, and the
+// fallback start of the worker.
+func lookAfterWorker(ctx context.Context, cfg config.Config, db *store.DB, now time.Time, log *slog.Logger) {
+	updateNotice(ctx, cfg.Home, db, now, log)
+	if cfg.SelfSchedule {
+		maybeStartWorker(ctx, cfg, db, now, log)
+	}
+}
+
+// maybeStartWorker is the fallback for a worker no scheduler runs: see
+// selfSchedule. A failure is logged; the capture is done already.
+func maybeStartWorker(ctx context.Context, cfg config.Config, db *store.DB, now time.Time, log *slog.Logger) {
+	s, err := newSelfScheduler(cfg, now)
+	if err == nil {
+		_, err = s.selfSchedule(ctx, db, log)
+	}
+	if err != nil {
+		log.Warn("self-schedule", "err", err)
+	}
 }

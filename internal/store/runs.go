@@ -100,3 +100,17 @@ func (db *DB) countBy(ctx context.Context, q string) (map[string]int, error) {
 	}
 	return out, rows.Err()
 }
+
+// OldestPending returns when the oldest capture still waiting for the
+// worker was stored; ok is false when none waits.
+func (db *DB) OldestPending(ctx context.Context) (at time.Time, ok bool, err error) {
+	var ms int64
+	err = db.sql.QueryRowContext(ctx, "SELECT created_at FROM captures WHERE status = 'pending' ORDER BY id LIMIT 1").Scan(&ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: oldest pending capture: %w", err)
+	}
+	return fromMS(ms), true, nil
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package notice
+
+const oNoFollow = 0
