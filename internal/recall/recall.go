@@ -178,7 +178,6 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	if len(terms) == 0 {
 		return res
 	}
-	dense := r.embedDense(ctx, text)
 	for _, t := range terms {
 		res.Terms = append(res.Terms, t.word)
 	}
@@ -231,6 +230,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		return res // every term is a stop term: nothing can be relevant
 	}
 	res.cov = cov
+	// The prompt's dense vector is made while the lexical side works. Every
+	// return from here on waits for it or for the context's end.
+	dense := r.embedDense(ctx, text)
 
 	qvec := r.Embedder.EmbedText(text)
 	name := r.Embedder.Name()

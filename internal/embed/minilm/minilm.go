@@ -47,6 +47,10 @@ type Model struct {
 	w      []float32 // the weights section
 	lay    layout
 	closed atomic.Bool
+	// use is read-held by every embedding and Check, and taken by Close:
+	// the file is never unmapped under a computation still reading it (a
+	// prompt hook past its deadline returns while its embedding runs).
+	use sync.RWMutex
 
 	pool sync.Pool // *work
 }
@@ -102,6 +106,8 @@ func newModel(data []byte, unmap func([]byte) error) (*Model, error) {
 // Check reads every weight and compares their checksum with the one
 // Convert recorded: a full read of the file, for doctor-style checks.
 func (m *Model) Check() error {
+	m.use.RLock()
+	defer m.use.RUnlock()
 	if m.closed.Load() {
 		return errClosed
 	}
@@ -113,11 +119,15 @@ func (m *Model) Check() error {
 
 var errClosed = errors.New("minilm: model is closed")
 
-// Close unmaps the file. The Model must not be used afterwards.
+// Close unmaps the file once the embeddings under way have finished. The
+// Model must not be used afterwards: an embedding started after Close
+// panics with an error.
 func (m *Model) Close() error {
 	if m.closed.Swap(true) {
 		return nil
 	}
+	m.use.Lock()
+	defer m.use.Unlock()
 	m.tok = tokenizer{}
 	m.w = nil
 	return m.unmap(m.data)
@@ -201,6 +211,11 @@ func (m *Model) EmbedInto(v []float32, text string, maxTokens int) {
 // Tokens returns the token ids of text as the model sees them, [CLS] and
 // [SEP] included, at most maxTokens of them.
 func (m *Model) Tokens(text string, maxTokens int) []int32 {
+	m.use.RLock()
+	defer m.use.RUnlock()
+	if m.closed.Load() {
+		panic(errClosed)
+	}
 	ids, _ := m.tok.encode(nil, nil, text, m.clampTokens(maxTokens))
 	return ids
 }
@@ -213,6 +228,8 @@ func (m *Model) clampTokens(n int) int {
 }
 
 func (m *Model) embedInto(v []float32, text string, maxTokens, threads int) {
+	m.use.RLock()
+	defer m.use.RUnlock()
 	if m.closed.Load() {
 		panic(errClosed)
 	}
