@@ -4,11 +4,20 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/stophook"
+)
+
+// version and commit are set at build time with
+// -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = ""
 )
 
 func main() {
@@ -16,6 +25,10 @@ func main() {
 		recover() // a hook must never fail Claude Code, not even on a bug of ours
 		os.Exit(0)
 	}()
+	if len(os.Args) == 2 && os.Args[1] == "--version" { // Claude Code passes no arguments
+		fmt.Printf("%s %s (commit %s, %s %s/%s)\n", "engram-hook-stop", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return
+	}
 	cfg, err := config.Load()
 	if err != nil {
 		return // without a configuration there is nowhere to log to
