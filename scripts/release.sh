@@ -180,7 +180,7 @@ cat >"$pl/.claude-plugin/plugin.json" <<JSON
 {
   "name": "engram",
   "version": "$semver",
-  "description": "$desc",
+  "description": "$desc"
 }
 JSON
 cat >"$mp/.claude-plugin/marketplace.json" <<JSON
