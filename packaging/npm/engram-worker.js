@@ -22,15 +22,24 @@ function fail(msg) {
   process.exit(1);
 }
 
+// pkgDir finds an installed package's directory the way require does,
+// without require.resolve: a package whose "exports" leave out
+// package.json (as the model's does) cannot be resolved by name.
+function pkgDir(name) {
+  for (const dir of require.resolve.paths(name) || []) {
+    const d = path.join(dir, name);
+    if (fs.existsSync(path.join(d, "package.json"))) return d;
+  }
+  return "";
+}
+
 function nativeDir() {
-  let pj;
-  try {
-    pj = require.resolve(`${platformPkg}/package.json`);
-  } catch (e) {
+  const d = pkgDir(platformPkg);
+  if (!d) {
     fail(`no engram binaries for ${process.platform}/${process.arch}: the package ${platformPkg} is not installed. ` +
       `engram ships for linux and darwin on x64 and arm64; if yours is one of them, reinstall without --omit=optional or --no-optional.`);
   }
-  return path.join(path.dirname(pj), "bin");
+  return path.join(d, "bin");
 }
 
 function run(bin, args) {
@@ -51,10 +60,7 @@ function say(msg) { process.stdout.write(`engram: ${msg}\n`); }
 if (process.env.ENGRAM_SKIP_MODEL === "1") {
   say("skipping the sentence embedder (ENGRAM_SKIP_MODEL=1)");
 } else {
-  let modelDir = "";
-  try {
-    modelDir = path.join(path.dirname(require.resolve(`${modelPkg}/package.json`)), "model");
-  } catch (e) { /* reported below */ }
+  const modelDir = pkgDir(modelPkg) && path.join(pkgDir(modelPkg), "model");
   const st = spawnSync(worker, ["model", "status", "--json"], { encoding: "utf8" });
   if (st.status === 0 && /"installed":\s*true/.test(st.stdout)) {
     say("the sentence embedder is installed already");
