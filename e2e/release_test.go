@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/engram-memory/engram/internal/episode"
 )
 
 // releaseVersion is the version the release built for these tests carries.
@@ -304,16 +306,16 @@ func settingsHookCommands(t *testing.T, path string) map[string][]string {
 	return out
 }
 
-// recallRoundTrip states a fact in one session, runs the worker, and
-// checks that a new session of the same project gets it back in the
-// model's request.
-func recallRoundTrip(t *testing.T, e *Env, worker string) {
+// recallRoundTrip states a fact in one session, has ingest run the worker,
+// and checks that the turn was captured once and that a new session of the
+// same project gets it back in the model's request.
+func recallRoundTrip(t *testing.T, e *Env, ingest func()) {
 	t.Helper()
 	s1, _ := e.runSession(e.Project, promptFact)
 	if !strings.Contains(s1.Result, replyFact) {
 		t.Fatalf("session 1: client result %q, want %q", s1.Result, replyFact)
 	}
-	t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(worker, "run")))
+	ingest()
 	caps, err := readCaptures(e)
 	if err != nil {
 		t.Fatalf("read captures: %v", err)
@@ -345,6 +347,15 @@ func recallRoundTrip(t *testing.T, e *Env, worker string) {
 	if !strings.Contains(s2.Result, replyRecalled) {
 		t.Errorf("session 2: client result %q, want %q", s2.Result, replyRecalled)
 	}
+}
+
+// readEpisodesIfAny is readEpisodes, empty while there is no store yet.
+func readEpisodesIfAny(t *testing.T, e *Env) []episode.Episode {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(e.EngramHome, "memory.db")); err != nil {
+		return nil
+	}
+	return readEpisodes(t, e)
 }
 
 // TestNPMInstallWithoutGo: with no go command on PATH, npm installs the
@@ -416,12 +427,15 @@ func TestNPMInstallWithoutGo(t *testing.T) {
 	if st := e.Worker(worker, "model", "status", "--json"); !strings.Contains(st, `"installed": true`) {
 		t.Errorf("the sentence embedder is not installed after setup:\n%s", st)
 	}
-	recallRoundTrip(t, e, worker)
+	recallRoundTrip(t, e, func() {
+		t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(worker, "run")))
+	})
 }
 
 // TestPluginInstall: the real client installs engram's plugin from the
-// release's marketplace directory with no setup run; the plugin's hooks
-// capture a turn (once) and bring it back in a later session; its MCP
+// release's marketplace directory with no setup run and no worker run by
+// hand; the plugin's hooks capture a turn (once), its SessionStart hook
+// runs a worker cycle, and a later session gets the turn back; its MCP
 // server is connected; uninstalling puts settings.json back byte for byte.
 func TestPluginInstall(t *testing.T) {
 	claudeBin(t)
@@ -466,7 +480,20 @@ func TestPluginInstall(t *testing.T) {
 		t.Errorf("claude mcp list shows no connected engram server:\n%s", mcp)
 	}
 
-	recallRoundTrip(t, e, worker)
+	// Nobody runs the worker: the plugin's SessionStart hook starts a
+	// cycle in the background, so the session after the one that stated
+	// the fact ingests it.
+	recallRoundTrip(t, e, func() {
+		s, _ := e.runSession(e.Project, promptUnrelated)
+		deadline := time.Now().Add(60 * time.Second)
+		for !hasEpisode(readEpisodesIfAny(t, e), factApp, e.Project) {
+			if time.Now().After(deadline) {
+				t.Fatalf("60 s after session %s started, no worker cycle has ingested the fact: the plugin's SessionStart hook ran none\n%s",
+					s.SessionID, describeCapturesOrErr(e))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 	// The hooks ran bin/ENGRAM-HOOK under ${CLAUDE_PLUGIN_ROOT} (for a
 	// directory marketplace the client gives the directory itself, not its
 	// copy in plugins/cache), a shell script the first time: it must have
