@@ -547,3 +547,46 @@ func TestPluginInstall(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginWithSetupHooks: with engram's plugin installed and setup's
+// hooks also in settings.json, both Stop hooks run after each turn; the
+// turn is still captured once.
+func TestPluginWithSetupHooks(t *testing.T) {
+	claudeBin(t)
+	out := buildRelease(t)
+	bins := buildBinaries(t)
+	model := &recallModel{}
+	e := NewEnv(t, model.respond, Hooks{UserPromptSubmit: []string{bins.HookUserPrompt}, Stop: []string{bins.HookStop}})
+	defer func() {
+		if t.Failed() {
+			logEngramLogs(t, e)
+		}
+	}()
+	for _, args := range [][]string{
+		{"plugin", "marketplace", "add", filepath.Join(out, "claude-plugin")},
+		{"plugin", "install", "engram@engram"},
+	} {
+		if res, err := e.runClient(e.Project, args); err != nil {
+			t.Fatalf("%v\n%s", err, res)
+		}
+	}
+	s1, _ := e.runSession(e.Project, promptFact)
+	t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
+	caps, err := readCaptures(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range caps {
+		if c.SessionID == s1.SessionID {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("session %s has %d captures with both the plugin's and setup's Stop hooks, want 1\n%s", s1.SessionID, n, describeCapturesOrErr(e))
+	}
+	_, reqs := e.runSession(e.Project, promptRelated)
+	if turn := promptRequest(reqs, promptRelated); turn != nil {
+		t.Logf("session 2: %d recall block(s) in the request with two UserPromptSubmit hooks of engram", len(recallSpans(*turn)))
+	}
+}
