@@ -18,11 +18,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/anthropicstub"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -432,16 +434,42 @@ func TestNPMInstallWithoutGo(t *testing.T) {
 	})
 }
 
+// The plugin's MCP server is named engram in the plugin engram: Claude
+// Code calls its tools mcp__plugin_engram_engram__<tool>.
+const (
+	pluginMCPTool   = "mcp__plugin_engram_engram__memory_recall"
+	pluginMCPPrompt = "Look up in engram's memory how the billing service is deployed."
+)
+
 // TestPluginInstall: the real client installs engram's plugin from the
 // release's marketplace directory with no setup run and no worker run by
 // hand; the plugin's hooks capture a turn (once), its SessionStart hook
 // runs a worker cycle, and a later session gets the turn back; its MCP
-// server is connected; uninstalling puts settings.json back byte for byte.
+// server is connected and answers memory_recall with the memory; uninstalling puts settings.json back byte for byte.
 func TestPluginInstall(t *testing.T) {
 	claudeBin(t)
 	out := buildRelease(t)
 	model := &recallModel{}
-	e := NewEnv(t, model.respond, Hooks{})
+	var mu sync.Mutex
+	var toolResults []string
+	e := NewEnv(t, func(r *anthropicstub.Request) anthropicstub.Reply {
+		if !strings.Contains(r.Prompt(), pluginMCPPrompt) {
+			return model.respond(r)
+		}
+		// As a real model does with a deferred MCP tool: load it, call it.
+		switch r.ToolRounds() {
+		case 0:
+			return anthropicstub.LoadTools(pluginMCPTool)
+		case 1:
+			return anthropicstub.Call(pluginMCPTool, map[string]any{"query": "billing service deploy Fly"})
+		default:
+			res, isErr := lastResult(r)
+			mu.Lock()
+			toolResults = append(toolResults, fmt.Sprintf("error=%v: %s", isErr, res))
+			mu.Unlock()
+			return anthropicstub.Text("Looked it up.")
+		}
+	}, Hooks{})
 	defer func() {
 		if t.Failed() {
 			logEngramLogs(t, e)
@@ -494,6 +522,20 @@ func TestPluginInstall(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	})
+	// The plugin's MCP server answers a tool call with the memory.
+	res, err := e.runClient(e.Project, []string{"-p", "--output-format", "json", "--allowedTools", "mcp__plugin_engram_engram", "--", pluginMCPPrompt})
+	if err != nil {
+		t.Fatalf("%v\n%s\nstub requests:\n%s", err, res, e.Stub.Summary())
+	}
+	mu.Lock()
+	got := slices.Clone(toolResults)
+	mu.Unlock()
+	if len(got) != 1 || !strings.HasPrefix(got[0], "error=false") || !strings.Contains(got[0], factApp) {
+		t.Errorf("%s through the plugin's MCP server: results %q, want one holding %s\nstub requests:\n%s", pluginMCPTool, got, factApp, e.Stub.Summary())
+	} else {
+		t.Logf("%s answered: %s", pluginMCPTool, clipLine(got[0]))
+	}
+
 	// The hooks ran bin/ENGRAM-HOOK under ${CLAUDE_PLUGIN_ROOT} (for a
 	// directory marketplace the client gives the directory itself, not its
 	// copy in plugins/cache), a shell script the first time: it must have
