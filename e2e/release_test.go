@@ -49,33 +49,36 @@ func hostPlatform(tb testing.TB) string {
 	return ""
 }
 
+// runRelease runs scripts/release.sh VERSION for this machine's platform
+// alone into a new directory under dir, with path as PATH, and returns it.
+func runRelease(tb testing.TB, version, dir, path string) (string, error) {
+	out := filepath.Join(dir, "out-"+version)
+	cmd := exec.Command(filepath.Join(repoRoot(tb), "scripts", "release.sh"), version, out)
+	cmd.Dir = repoRoot(tb)
+	cmd.Env = append(os.Environ(), "PLATFORMS="+hostPlatform(tb), "PATH="+path)
+	start := time.Now()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("scripts/release.sh %s: %v\n%s", version, err, b)
+	}
+	tb.Logf("scripts/release.sh %s (PLATFORMS=%s) took %v", version, hostPlatform(tb), time.Since(start).Round(time.Second))
+	return out, nil
+}
+
 // buildRelease runs scripts/release.sh once per test binary for this
 // machine's platform alone (scripts/release-check.sh builds all four).
 func buildRelease(tb testing.TB) string {
 	tb.Helper()
-	platform := hostPlatform(tb)
+	hostPlatform(tb)
 	if _, err := exec.LookPath("npm"); err != nil {
 		tb.Skip("npm is not installed: the release's npm packages cannot be packed")
 	}
-	root := repoRoot(tb)
 	releaseOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "engram-e2e-release-")
 		if err != nil {
 			releaseErr = err
 			return
 		}
-		out := filepath.Join(dir, "out")
-		cmd := exec.Command(filepath.Join(root, "scripts", "release.sh"), releaseVersion, out)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PLATFORMS="+platform)
-		start := time.Now()
-		b, err := cmd.CombinedOutput()
-		if err != nil {
-			releaseErr = fmt.Errorf("scripts/release.sh: %v\n%s", err, b)
-			return
-		}
-		tb.Logf("scripts/release.sh %s (PLATFORMS=%s) took %v", releaseVersion, platform, time.Since(start).Round(time.Second))
-		releaseDir = out
+		releaseDir, releaseErr = runRelease(tb, releaseVersion, dir, os.Getenv("PATH"))
 	})
 	if releaseErr != nil {
 		tb.Fatal(releaseErr)
@@ -133,17 +136,27 @@ func tarballName(tb testing.TB) string {
 // npm resolves dependencies and optionalDependencies with no network.
 type npmRegistry struct {
 	*httptest.Server
-	mu         sync.Mutex
-	packuments map[string][]byte
-	files      map[string]string
-	fetched    []string // tarballs served, in order
+	t        *testing.T
+	mu       sync.Mutex
+	versions map[string]map[string]any // name -> version -> manifest
+	latest   map[string]string
+	files    map[string]string
+	fetched  []string // tarballs served, in order
 }
 
 func startNPMRegistry(t *testing.T, tarballs []string) *npmRegistry {
 	t.Helper()
-	r := &npmRegistry{packuments: map[string][]byte{}, files: map[string]string{}}
+	r := &npmRegistry{t: t, versions: map[string]map[string]any{}, latest: map[string]string{}, files: map[string]string{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
+	r.Add(tarballs...)
+	return r
+}
+
+// Add publishes the tarballs; each becomes its package's latest version.
+func (r *npmRegistry) Add(tarballs ...string) {
+	t := r.t
+	t.Helper()
 	for _, tgz := range tarballs {
 		data, err := os.ReadFile(tgz)
 		if err != nil {
@@ -159,7 +172,6 @@ func startNPMRegistry(t *testing.T, tarballs []string) *npmRegistry {
 			t.Fatalf("%s: package.json without name or version", tgz)
 		}
 		file := filepath.Base(tgz)
-		r.files[file] = tgz
 		s512 := sha512.Sum512(data)
 		s1 := sha1.Sum(data)
 		manifest["_id"] = name + "@" + version
@@ -168,17 +180,15 @@ func startNPMRegistry(t *testing.T, tarballs []string) *npmRegistry {
 			"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:]),
 			"shasum":    hex.EncodeToString(s1[:]),
 		}
-		doc, err := json.Marshal(map[string]any{
-			"name":      name,
-			"dist-tags": map[string]string{"latest": version},
-			"versions":  map[string]any{version: manifest},
-		})
-		if err != nil {
-			t.Fatal(err)
+		r.mu.Lock()
+		r.files[file] = tgz
+		if r.versions[name] == nil {
+			r.versions[name] = map[string]any{}
 		}
-		r.packuments[name] = doc
+		r.versions[name][version] = manifest
+		r.latest[name] = version
+		r.mu.Unlock()
 	}
-	return r
 }
 
 func (r *npmRegistry) serve(w http.ResponseWriter, req *http.Request) {
@@ -197,7 +207,17 @@ func (r *npmRegistry) serve(w http.ResponseWriter, req *http.Request) {
 		http.ServeFile(w, req, path)
 		return
 	}
-	doc, ok := r.packuments[p] // "@scope/name": the path is unescaped
+	r.mu.Lock()
+	versions, ok := r.versions[p] // "@scope/name": the path is unescaped
+	var doc []byte
+	if ok {
+		doc, _ = json.Marshal(map[string]any{
+			"name":      p,
+			"dist-tags": map[string]string{"latest": r.latest[p]},
+			"versions":  versions,
+		})
+	}
+	r.mu.Unlock()
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -365,7 +385,9 @@ func readEpisodesIfAny(t *testing.T, e *Env) []episode.Episode {
 // picked through optionalDependencies, the sentence embedder's model as a
 // dependency) from a local registry into an empty prefix; engram-worker
 // setup wires the native hooks in and installs the model; the real client
-// then has a turn captured and gets it back in a later session.
+// then has a turn captured and gets it back in a later session. An npm
+// upgrade to a newer release keeps the hooks' paths, runs the new
+// binaries there, keeps every record and still recalls.
 func TestNPMInstallWithoutGo(t *testing.T) {
 	claudeBin(t)
 	out := buildRelease(t)
@@ -387,6 +409,7 @@ func TestNPMInstallWithoutGo(t *testing.T) {
 	model := &recallModel{}
 	e := NewEnv(t, model.respond, Hooks{})
 	prefix := filepath.Join(work, "prefix")
+	pathWithGo := os.Getenv("PATH")
 	t.Setenv("PATH", filepath.Join(prefix, "bin")+string(os.PathListSeparator)+pathWithoutGo())
 	if p, err := exec.LookPath("go"); err == nil {
 		t.Fatalf("go is still on PATH at %s", p)
@@ -399,15 +422,19 @@ func TestNPMInstallWithoutGo(t *testing.T) {
 
 	npmEnv := append(e.environ(), "npm_config_cache="+filepath.Join(work, "npm-cache"),
 		"npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false")
-	cmd := exec.Command("npm", "install", "--global", "--prefix", prefix, "--registry", reg.URL+"/",
-		"--loglevel=error", "@engram-memory/engram@"+releaseVersion)
-	cmd.Dir = e.Home
-	cmd.Env = npmEnv
-	start := time.Now()
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install -g: %v\n%s", err, b)
+	npmInstall := func(version string) {
+		t.Helper()
+		cmd := exec.Command("npm", "install", "--global", "--prefix", prefix, "--registry", reg.URL+"/",
+			"--loglevel=error", "@engram-memory/engram@"+version)
+		cmd.Dir = e.Home
+		cmd.Env = npmEnv
+		start := time.Now()
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm install -g @engram-memory/engram@%s: %v\n%s", version, err, b)
+		}
+		t.Logf("npm install -g @engram-memory/engram@%s took %v; tarballs fetched so far: %v", version, time.Since(start).Round(time.Millisecond), reg.Fetched())
 	}
-	t.Logf("npm install -g took %v; tarballs fetched: %v", time.Since(start).Round(time.Millisecond), reg.Fetched())
+	npmInstall(releaseVersion)
 
 	worker := filepath.Join(prefix, "bin", "engram-worker")
 	if v := strings.TrimSpace(e.Worker(worker, "version")); !strings.HasPrefix(v, "engram v"+releaseVersion+" (commit ") {
@@ -432,6 +459,45 @@ func TestNPMInstallWithoutGo(t *testing.T) {
 	recallRoundTrip(t, e, func() {
 		t.Logf("engram-worker run: %s", strings.TrimSpace(e.Worker(worker, "run")))
 	})
+
+	// An upgrade with npm: the hooks' paths in settings.json stay where
+	// they were and now run the new version; every record is kept.
+	const newer = "0.0.2-e2e"
+	out2, err := runRelease(t, newer, work, pathWithGo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarballs2, _ := filepath.Glob(filepath.Join(out2, "npm", "*.tgz"))
+	reg.Add(tarballs2...)
+	before := exportIDs(t, e, worker)
+	npmInstall(newer)
+	if v := strings.TrimSpace(e.Worker(worker, "version")); !strings.HasPrefix(v, "engram v"+newer+" ") {
+		t.Errorf("engram-worker version after the upgrade: %q, want v%s", v, newer)
+	}
+	after := settingsHookCommands(t, filepath.Join(e.ClaudeDir, "settings.json"))
+	for ev, cmds := range hooks {
+		if !slices.Equal(after[ev], cmds) {
+			t.Errorf("settings.json %s hooks after the upgrade: %q, want them unchanged: %q", ev, after[ev], cmds)
+			continue
+		}
+		out, err := exec.Command(cmds[0], "--version").Output()
+		if err != nil || !strings.Contains(string(out), " v"+newer+" ") {
+			t.Errorf("%s --version after the upgrade: %q, %v; want v%s", cmds[0], out, err, newer)
+		}
+	}
+	if got := exportIDs(t, e, worker); !slices.Equal(got, before) {
+		t.Errorf("records after the npm upgrade: %v, want %v", got, before)
+	}
+	_, reqs := e.runSession(e.Project, promptRelated)
+	found := false
+	if turn := promptRequest(reqs, promptRelated); turn != nil {
+		for _, sp := range recallSpans(*turn) {
+			found = found || strings.Contains(sp.Text, factApp)
+		}
+	}
+	if !found {
+		t.Errorf("after the npm upgrade, a session's request carries no recall of %s", factApp)
+	}
 }
 
 // The plugin's MCP server is named engram in the plugin engram: Claude
