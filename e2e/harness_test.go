@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	if releaseDir != "" {
+		os.RemoveAll(filepath.Dir(releaseDir))
+	}
 	os.Exit(code)
 }
 

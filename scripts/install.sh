@@ -50,6 +50,7 @@ esac
 mkdir -p "$bindir"
 bindir=$(CDPATH= cd -- "$bindir" && pwd)
 version=$(git -C "$root" describe --always --dirty 2>/dev/null) || version=dev
+commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || commit=
 say "building engram $version with Go $ver into $bindir"
 modcache=$(go env GOMODCACHE 2>/dev/null || true)
 if [ ! -d "$modcache/modernc.org" ]; then
@@ -68,7 +69,7 @@ trap 'rm -f "$bindir"/.engram-*.tmp.$$' EXIT
 # CGO_ENABLED=0: engram is pure Go; a static binary starts faster than one
 # linked to the C library (a hook starts on every prompt).
 for b in hook-stop hook-userprompt worker; do
-	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bindir/.engram-$b.tmp.$$" "./cmd/$b" ||
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version -X main.commit=$commit" -o "$bindir/.engram-$b.tmp.$$" "./cmd/$b" ||
 		die "building engram-$b failed (the lines above say why); nothing was installed or changed"
 done
 for b in hook-stop hook-userprompt worker; do

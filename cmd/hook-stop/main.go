@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/hookio"
@@ -12,11 +14,22 @@ import (
 	"github.com/engram-memory/engram/internal/stophook"
 )
 
+// version and commit are set at build time with
+// -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = ""
+)
+
 func main() {
 	defer func() {
 		recover() // a hook must never fail Claude Code, not even on a bug of ours
 		os.Exit(0)
 	}()
+	if len(os.Args) == 2 && os.Args[1] == "--version" { // Claude Code passes no arguments
+		fmt.Printf("%s %s (commit %s, %s %s/%s)\n", "engram-hook-stop", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return
+	}
 	if hookio.Internal() {
 		return // engram's own model call: nothing to capture
 	}

@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/engram-memory/engram/internal/config"
@@ -15,11 +17,22 @@ import (
 	"github.com/engram-memory/engram/internal/prompthook"
 )
 
+// version and commit are set at build time with
+// -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = ""
+)
+
 func main() {
 	defer func() {
 		recover() // never fail the prompt, not even on a bug of ours
 		os.Exit(0)
 	}()
+	if len(os.Args) == 2 && os.Args[1] == "--version" { // Claude Code passes no arguments
+		fmt.Printf("%s %s (commit %s, %s %s/%s)\n", "engram-hook-userprompt", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return
+	}
 	if hookio.Internal() {
 		return // engram's own model call: nothing to recall into it
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -63,12 +64,19 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		add("hooks", "fail", "%s: %v", settingsPath, err)
 	default:
+		plugin := enabledPlugin(settings)
+		both := false
 		for _, h := range [][2]string{{"UserPromptSubmit", setup.UserPromptBinary}, {"Stop", setup.StopBinary}} {
 			event, bin := h[0], h[1]
 			cmds := hookCommands(settings, event, bin)
 			switch {
+			case len(cmds) == 0 && plugin != "":
+				add("hook "+event, "ok", "from the Claude Code plugin %s", plugin)
 			case len(cmds) == 0:
 				add("hook "+event, "fail", "no %s hook in %s: run engram-worker setup", bin, settingsPath)
+			case plugin != "":
+				both = true
+				add("hook "+event, "warn", "both the plugin %s and setup's %s run it", plugin, cmds[0])
 			case len(cmds) > 1:
 				add("hook "+event, "warn", "%d copies of the %s hook: %s", len(cmds), bin, strings.Join(cmds, ", "))
 			default:
@@ -79,6 +87,10 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 					add("hook "+event, "ok", "%s", path)
 				}
 			}
+		}
+		if both {
+			add("plugin", "warn", "engram is installed twice, as the Claude Code plugin %s and by setup: every hook runs twice "+
+				"(a turn is still stored once); keep one: claude plugin uninstall %s, or engram-worker uninstall", plugin, plugin)
 		}
 		if v, ok := settings["autoMemoryEnabled"].(bool); ok && !v {
 			add("auto-memory", "warn", "autoMemoryEnabled is false in %s: Claude Code will not load project MEMORY.md files", settingsPath)
@@ -250,6 +262,23 @@ func readSettings(path string) (map[string]any, error) {
 }
 
 // hookCommands lists the commands of an event's hooks that run bin.
+// enabledPlugin is the name of engram's Claude Code plugin ("engram@…")
+// when settings.json enables it, else "".
+func enabledPlugin(settings map[string]any) string {
+	plugins, _ := settings["enabledPlugins"].(map[string]any)
+	var names []string
+	for name, on := range plugins {
+		if b, _ := on.(bool); b && strings.HasPrefix(name, "engram@") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
 func hookCommands(settings map[string]any, event, bin string) []string {
 	hooks, _ := settings["hooks"].(map[string]any)
 	groups, _ := hooks[event].([]any)

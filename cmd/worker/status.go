@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -24,16 +25,31 @@ import (
 	"github.com/engram-memory/engram/internal/worker"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set at build time with
+// -ldflags "-X main.version=… -X main.commit=…" (scripts/install.sh,
+// scripts/release.sh).
+var (
+	version = "dev"
+	commit  = ""
+)
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("version", e.stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, "engram", version)
+	fmt.Fprintln(e.stdout, versionLine())
 	return nil
+}
+
+// versionLine is "engram VERSION (commit C, GOVERSION OS/ARCH)"; the
+// commit is left out when the build did not stamp one.
+func versionLine() string {
+	c := ""
+	if commit != "" {
+		c = "commit " + commit + ", "
+	}
+	return fmt.Sprintf("engram %s (%s%s %s/%s)", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // statusReport is what `status --json` prints.

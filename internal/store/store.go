@@ -28,6 +28,11 @@ var migrationFS embed.FS
 // to the schema this binary expects. Hooks treat it as "spool instead".
 var ErrNotReady = errors.New("store: database missing or not migrated")
 
+// ErrNewerSchema is returned by Open for a database whose schema is newer
+// than this binary's (an older engram installed over a newer one): it is
+// neither migrated nor written.
+var ErrNewerSchema = errors.New("store: the database was written by a newer engram")
+
 // DB is an open engram database.
 type DB struct {
 	sql  *sql.DB
@@ -69,12 +74,17 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	db := &DB{sql: sdb, path: path}
+	v, err := db.UserVersion(ctx)
+	if err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	if v > LatestVersion() {
+		sdb.Close()
+		return nil, fmt.Errorf("%w: %s has schema %d and this engram knows schemas up to %d; "+
+			"it was left as it is: install the newer engram again", ErrNewerSchema, path, v, LatestVersion())
+	}
 	if opt.MustExist || opt.ReadOnly {
-		v, err := db.UserVersion(ctx)
-		if err != nil {
-			sdb.Close()
-			return nil, err
-		}
 		if v < LatestVersion() {
 			sdb.Close()
 			return nil, fmt.Errorf("%w (schema %d, want %d)", ErrNotReady, v, LatestVersion())

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,5 +211,47 @@ func TestConcurrentWriters(t *testing.T) {
 	caps, _ := db.Captures(ctx, "")
 	if len(caps) != 200 {
 		t.Errorf("captures=%d, want 200", len(caps))
+	}
+}
+
+// TestOpenRefusesNewerSchema: a database of a newer engram (schema past
+// this binary's) is refused in every mode, with ErrNewerSchema and both
+// schema numbers, and its file is left byte for byte as it was.
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	db := mustOpen(t, path)
+	if err := db.SetMeta(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	newer := LatestVersion() + 1
+	if _, err := db.sql.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []Options{{}, {MustExist: true}, {ReadOnly: true}} {
+		db, err := Open(ctx, path, opt)
+		if err == nil {
+			db.Close()
+			t.Fatalf("Open(%+v) of a schema-%d database succeeded, want ErrNewerSchema", opt, newer)
+		}
+		if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), fmt.Sprintf("schema %d", newer)) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("up to %d", LatestVersion())) {
+			t.Errorf("Open(%+v): %v, want ErrNewerSchema naming schemas %d and %d", opt, err, newer, LatestVersion())
+		}
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the refused database changed (%d bytes before, %d after)", len(before), len(after))
 	}
 }
