@@ -353,30 +353,24 @@ func recallSpans(r anthropicstub.Request) []recallSpan {
 // MEMORY.md holds a promoted belief about the fact: the fact may appear in
 // engram's belief lines there, and nowhere else.
 func recallLeaksBesideMemory(reqs []anthropicstub.Request) []string {
-	var out []string
-	for _, r := range reqs {
-		spans := recallSpans(r)
-		for _, s := range spans {
-			out = append(out, fmt.Sprintf("request #%d carries engram's context in %s:\n%s", r.Seq, s.Where, s.Text))
-		}
-		if len(spans) == 0 && r.Contains(recallOpen) {
-			out = append(out, fmt.Sprintf("request #%d holds %s", r.Seq, recallOpen))
-		}
+	return leaks(reqs, func(r anthropicstub.Request) bool {
 		var rest []string
 		for _, line := range strings.Split(r.Prompt(), "\n") {
 			if !(strings.HasPrefix(line, "- ") && strings.Contains(line, "(confidence: ")) {
 				rest = append(rest, line)
 			}
 		}
-		if strings.Contains(strings.Join(rest, "\n"), factApp) {
-			out = append(out, fmt.Sprintf("request #%d holds the fact %s outside engram's MEMORY.md lines; prompt message:\n%s",
-				r.Seq, factApp, r.Prompt()))
-		}
-	}
-	return out
+		return strings.Contains(strings.Join(rest, "\n"), factApp)
+	})
 }
 
 func recallLeaks(reqs []anthropicstub.Request) []string {
+	return leaks(reqs, func(r anthropicstub.Request) bool { return r.Contains(factApp) })
+}
+
+// leaks lists the requests that carry engram's injected context, or the
+// fact where holdsFact finds it.
+func leaks(reqs []anthropicstub.Request, holdsFact func(anthropicstub.Request) bool) []string {
 	var out []string
 	for _, r := range reqs {
 		spans := recallSpans(r)
@@ -386,7 +380,7 @@ func recallLeaks(reqs []anthropicstub.Request) []string {
 		if len(spans) == 0 && r.Contains(recallOpen) {
 			out = append(out, fmt.Sprintf("request #%d holds %s", r.Seq, recallOpen))
 		}
-		if r.Contains(factApp) {
+		if holdsFact(r) {
 			out = append(out, fmt.Sprintf("request #%d holds the fact %s; prompt message:\n%s", r.Seq, factApp, r.Prompt()))
 		}
 	}
