@@ -43,6 +43,7 @@ func backfill(ctx context.Context, e *env, s *session, ingest bool) error {
 	// The history is read once, to the end: consolidation runs whatever
 	// its triggers say and shows how far it got.
 	comp.ForceConsolidation = true
+	comp.IngestProgress = newStepProgress(e.stdout, "ingest", "captures").update
 	comp.BeliefProgress = newStepProgress(e.stdout, "beliefs", "episodes").update
 	runID, cerr := s.db.StartRun(ctx, "backfill")
 	if cerr != nil {

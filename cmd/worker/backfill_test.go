@@ -36,7 +36,8 @@ func TestBackfill(t *testing.T) {
 		t.Fatalf("backfill exit %d: %s %s", code, out, errOut)
 	}
 	if !strings.Contains(out, "backfill: 2/2 transcripts (100%)") || !strings.Contains(out, "backfill: 2 transcripts (2 read), 3 captures") ||
-		!strings.Contains(out, "ingest: 3 captures -> ") || !strings.Contains(out, "beliefs: 2/2 episodes (100%)") ||
+		!strings.Contains(out, "ingest: 3/3 captures (100%)") || !strings.Contains(out, "ingest: 3 captures -> ") ||
+		!strings.Contains(out, "beliefs: 2/2 episodes (100%)") ||
 		!strings.Contains(out, "beliefs: 2 episodes in ") {
 		t.Errorf("output:\n%s", out)
 	}

@@ -42,6 +42,10 @@ type Pipeline struct {
 	BatchSize int
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Progress, when set, hears after each batch how many of the captures
+	// pending at the start are done (a backfill's thousands take minutes
+	// with the sentence embedder).
+	Progress func(done, total int)
 }
 
 // Stats counts what a run did.
@@ -198,6 +202,14 @@ func (p *Pipeline) Run(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	ix := newIndex(rows)
+	total := 0
+	if p.Progress != nil {
+		counts, err := p.DB.CaptureCounts(ctx)
+		if err != nil {
+			return st, err
+		}
+		total = counts[store.CapturePending]
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -229,6 +241,9 @@ func (p *Pipeline) Run(ctx context.Context) (Stats, error) {
 		st.Skipped += res.Skipped
 		st.Failed += res.Failed
 		st.Fallbacks += fallbacks
+		if p.Progress != nil {
+			p.Progress(st.Captures, max(total, st.Captures))
+		}
 		if res.Inserted+res.Merged+res.Skipped+res.Failed == 0 && res.Stale == 0 {
 			// Only retried failures: stop rather than spin on them this run.
 			return st, nil

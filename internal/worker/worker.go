@@ -34,6 +34,9 @@ type Components struct {
 	Judge consolidate.Judge
 	// ForceConsolidation runs belief consolidation whatever its triggers say.
 	ForceConsolidation bool
+	// IngestProgress, when set, is told how many pending captures ingest
+	// has done (run --backfill prints it).
+	IngestProgress func(done, total int)
 	// BeliefProgress, when set, is told how many pending episodes belief
 	// consolidation has worked (a backfill shows it).
 	BeliefProgress func(done, total int)
@@ -89,7 +92,7 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 		return st, err
 	}
 	p := &ingest.Pipeline{DB: db, Extractor: comp.Extractor, Fallback: comp.Fallback, Embedder: comp.Embedder,
-		Log: log, Concurrency: comp.Concurrency, DedupSimilarity: float32(cfg.DedupSimilarity)}
+		Log: log, Concurrency: comp.Concurrency, DedupSimilarity: float32(cfg.DedupSimilarity), Progress: comp.IngestProgress}
 	st.Ingest, err = p.Run(ctx)
 	if err != nil {
 		return st, fmt.Errorf("ingest: %w", err)
