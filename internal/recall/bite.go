@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -30,7 +31,6 @@ type exchange struct {
 // Text that is not in that form is kept as it is.
 func parseExchange(s string) exchange {
 	var ex exchange
-	seen := map[string]bool{}
 	var para strings.Builder
 	flush := func() {
 		p := strings.TrimSpace(para.String())
@@ -42,8 +42,7 @@ func parseExchange(s string) exchange {
 		case strings.HasPrefix(p, "Assistant used "):
 			call := oneLine(strings.TrimPrefix(p, "Assistant used "))
 			call = clip(call, maxToolCall)
-			if !seen[call] {
-				seen[call] = true
+			if !slices.Contains(ex.tools, call) {
 				ex.tools = append(ex.tools, call)
 			}
 		case strings.HasPrefix(p, "Assistant:"):

@@ -329,7 +329,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	}
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
-		if c.Kind == KindBelief && c.Confidence <= 0.4 || Unanswered(c.Item) {
+		if c.Kind == KindBelief && c.Confidence <= 0.4 {
 			continue
 		}
 		byWords := lexicalRelevance(*c) >= r.MinRelevance
@@ -343,7 +343,8 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		} else {
 			byWords = byWords && (res.Open || c.Kind == KindBelief)
 		}
-		if c.ByMeaning || byWords {
+		// Parsing an exchange costs more than the gate: only for what passed.
+		if (c.ByMeaning || byWords) && !Unanswered(c.Item) {
 			c.detach() // the files are closed on return
 			kept = append(kept, *c)
 		}
