@@ -1,0 +1,146 @@
+package share_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/memory"
+)
+
+// findBelief returns the beliefs whose statement holds s.
+func findBelief(bs map[string]belief.Belief, s string) []belief.Belief {
+	var out []belief.Belief
+	for _, b := range bs {
+		if strings.Contains(strings.ToLower(b.Statement), strings.ToLower(s)) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Three machines hold the same project under different paths, cloned with
+// three spellings of its remote: they share its episodes and beliefs. A
+// fourth project, not enabled, and the global memory stay on the machine.
+// A belief reinforced on one machine and contradicted on another ends with
+// the same α and β everywhere, and a memory forgotten on one machine
+// leaves the server's tables and the other machines.
+func TestTeamSharing(t *testing.T) {
+	_, url := startServer(t)
+	a := newMachine(t, "a", url, false)
+	b := newMachine(t, "b", url, false)
+	c := newMachine(t, "c", url, false)
+	rootA := a.repo("work/api", "git@github.com:Acme/api.git")
+	rootB := b.repo("src/api-checkout", "https://github.com/acme/api")
+	rootC := c.repo("x/y/api", "ssh://git@github.com/acme/api.git/")
+	private := a.repo("work/secret", "git@github.com:acme/secret.git")
+	for _, m := range []struct {
+		m    *machine
+		root string
+	}{{a, rootA}, {b, rootB}, {c, rootC}} {
+		m.m.enable(m.root)
+	}
+
+	fly := a.say(rootA, "This service deploys to Fly.io.")
+	staging := a.say(rootA, "Our staging database is called zanzibar-seven and lives in Frankfurt.")
+	a.say(private, "This service deploys to Heroku and the vault is quokkavault.")
+	a.say("", "I never use emoji in commit messages, and I prefer tabs over spaces.")
+	a.cycle()
+	b.cycle()
+	c.cycle()
+
+	text := serverText(t, url)
+	for _, leak := range []string{"quokkavault", "Heroku", "emoji", "tabs", rootA, rootB} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the server holds %q, which was not shared:\n%s", leak, text)
+		}
+	}
+	for _, m := range []*machine{b, c} {
+		eps := m.episodes()
+		if _, ok := eps[fly.ID]; !ok {
+			t.Fatalf("%s lacks the shared episode %s", m.name, fly.ID)
+		}
+		for _, e := range eps {
+			if e.Scope != episode.ScopeProject || strings.Contains(e.Summary+e.Context, "quokkavault") || strings.Contains(e.Summary, "emoji") {
+				t.Errorf("%s holds %s (%s, %q), which was not shared", m.name, e.ID, e.Scope, e.Summary)
+			}
+		}
+		root := map[*machine]string{b: rootB, c: rootC}[m]
+		if got := eps[fly.ID].ProjectPath; got != root {
+			t.Errorf("%s: the pulled episode's project is %q, want its own checkout %q", m.name, got, root)
+		}
+		if len(findBelief(m.beliefs(), "fly.io")) != 1 {
+			t.Fatalf("%s: beliefs about fly.io: %+v", m.name, findBelief(m.beliefs(), "fly.io"))
+		}
+	}
+	orig := findBelief(a.beliefs(), "fly.io")
+	if len(orig) != 1 {
+		t.Fatalf("a: beliefs about fly.io: %+v", orig)
+	}
+	id := orig[0].ID
+
+	// B states it again, C says it changed: B's statement supports the
+	// belief, C's contradicts it and retires it.
+	b.say(rootB, "This service deploys to Fly.io, as always.")
+	c.say(rootC, "Actually we moved from Fly.io to Render.")
+	for range 2 {
+		for _, m := range []*machine{b, c, a} {
+			m.cycle()
+		}
+	}
+	var want belief.Belief
+	for i, m := range []*machine{a, b, c} {
+		got, ok := m.beliefs()[id]
+		if !ok {
+			t.Fatalf("%s lacks belief %s", m.name, id)
+		}
+		t.Logf("%s: %s α=%v β=%v evidence=%d status=%s supporting=%v contradicting=%v", m.name, got.Statement, got.Alpha, got.Beta,
+			got.EvidenceCount, got.Status, got.Supporting, got.Contradicting)
+		if i == 0 {
+			want = got
+			continue
+		}
+		if got.Alpha != want.Alpha || got.Beta != want.Beta || got.Status != want.Status || got.EvidenceCount != want.EvidenceCount {
+			t.Errorf("%s: α=%v β=%v status %s evidence %d; a has α=%v β=%v status %s evidence %d", m.name, got.Alpha, got.Beta,
+				got.Status, got.EvidenceCount, want.Alpha, want.Beta, want.Status, want.EvidenceCount)
+		}
+	}
+	if want.Alpha < 1+2*belief.StatedWeight || want.Beta < 1+belief.StatedWeight {
+		t.Errorf("the belief did not gather both machines' evidence: α=%v β=%v", want.Alpha, want.Beta)
+	}
+
+	// A forgets the staging note and the belief it made: they leave the
+	// server and the others.
+	forget := []string{staging.ID}
+	for _, b := range findBelief(a.beliefs(), "zanzibar") {
+		forget = append(forget, b.ID)
+	}
+	if len(forget) != 2 {
+		t.Fatalf("want the staging episode and its belief, got %v", forget)
+	}
+	if _, err := memory.Forget(context.Background(), a.db, a.cfg, forget, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	a.cycle()
+	b.cycle()
+	c.cycle()
+	if text := serverText(t, url); strings.Contains(text, "zanzibar") {
+		t.Errorf("the forgotten text is still on the server:\n%s", text)
+	}
+	for _, m := range []*machine{b, c} {
+		if _, ok := m.episodes()[staging.ID]; ok {
+			t.Errorf("%s still holds the forgotten episode", m.name)
+		}
+		if bs := findBelief(m.beliefs(), "zanzibar"); len(bs) > 0 {
+			t.Errorf("%s still holds the forgotten belief %s", m.name, bs[0].ID)
+		}
+	}
+	// Pulled again from the start, a tombstone is not brought back.
+	a.cycle()
+	if _, ok := a.episodes()[staging.ID]; ok {
+		t.Error("a pull brought the forgotten episode back")
+	}
+}
