@@ -1,12 +1,12 @@
 package share
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
-	"os/exec"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -50,28 +50,79 @@ func ProjectKey(remote string) (string, error) {
 }
 
 // RemoteOf returns the URL of the repository's remote at root: origin, or
-// the only remote there is.
-func RemoteOf(ctx context.Context, root string) (string, error) {
-	get := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err
+// the only remote there is. It reads the repository's config file (no git
+// process), following a .git file to its directory and a worktree to the
+// repository's common directory.
+func RemoteOf(root string) (string, error) {
+	gitDir := filepath.Join(root, ".git")
+	fi, err := os.Stat(gitDir)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a git repository: %v", root, err)
 	}
-	if u, err := get("config", "--get", "remote.origin.url"); err == nil && u != "" {
+	if !fi.IsDir() {
+		data, err := os.ReadFile(gitDir)
+		if err != nil {
+			return "", err
+		}
+		d, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+		if !ok {
+			return "", fmt.Errorf("%s: not a gitdir file", gitDir)
+		}
+		d = strings.TrimSpace(d)
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(root, d)
+		}
+		gitDir = d
+	}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		d := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(gitDir, d)
+		}
+		gitDir = d
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", root, err)
+	}
+	remotes := map[string]string{}
+	var order []string
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			section = ""
+			head := strings.TrimSuffix(strings.TrimPrefix(line, "["), "]")
+			if kind, name, ok := strings.Cut(head, " "); ok && strings.EqualFold(kind, "remote") {
+				section = strings.Trim(strings.TrimSpace(name), `"`)
+			}
+			continue
+		}
+		if section == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "url") {
+			continue
+		}
+		if _, seen := remotes[section]; !seen {
+			order = append(order, section)
+			remotes[section] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	if u := remotes["origin"]; u != "" {
 		return u, nil
 	}
-	names, err := get("remote")
-	if err != nil {
-		return "", fmt.Errorf("%s: git remote: %v", root, err)
-	}
-	list := strings.Fields(names)
-	switch len(list) {
+	switch len(order) {
 	case 0:
 		return "", fmt.Errorf("%s has no git remote: a shared project is known by its remote URL (git remote add origin URL)", root)
 	case 1:
-		return get("config", "--get", "remote."+list[0]+".url")
+		return remotes[order[0]], nil
 	}
-	return "", fmt.Errorf("%s has several remotes and no origin (%s): name the shared one origin", root, strings.Join(list, ", "))
+	return "", fmt.Errorf("%s has several remotes and no origin (%s): name the shared one origin", root, strings.Join(order, ", "))
 }
 
 // MaskURL hides the password of a connection URL ("postgres://ann:xxxxx@db/engram").

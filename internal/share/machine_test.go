@@ -80,7 +80,7 @@ func (m *machine) repo(dir, remote string) string {
 // enable shares the project at root, as `share enable` does there.
 func (m *machine) enable(root string) {
 	m.t.Helper()
-	remote, err := share.RemoteOf(context.Background(), root)
+	remote, err := share.RemoteOf(root)
 	if err != nil {
 		m.t.Fatal(err)
 	}

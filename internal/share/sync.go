@@ -74,15 +74,16 @@ func ProjectSpace(key string) string { return projectSpace + key }
 func Sync(ctx context.Context, db *store.DB, o Options) (st Stats, err error) {
 	start := time.Now()
 	_ = db.SetMeta(ctx, MetaLastAttempt, strconv.FormatInt(start.UnixMilli(), 10))
+	outer := context.WithoutCancel(ctx)
 	defer func() {
 		st.Millis = time.Since(start).Milliseconds()
-		st.Pending, _ = db.PendingShareChanges(ctx)
+		st.Pending, _ = db.PendingShareChanges(outer)
 		if err != nil {
-			_ = db.SetMeta(context.WithoutCancel(ctx), MetaLastError, err.Error())
+			_ = db.SetMeta(outer, MetaLastError, err.Error())
 			return
 		}
-		_ = db.SetMeta(ctx, MetaLastOK, strconv.FormatInt(time.Now().UnixMilli(), 10))
-		_ = db.SetMeta(ctx, MetaLastError, "")
+		_ = db.SetMeta(outer, MetaLastOK, strconv.FormatInt(time.Now().UnixMilli(), 10))
+		_ = db.SetMeta(outer, MetaLastError, "")
 	}()
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
