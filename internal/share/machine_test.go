@@ -28,7 +28,7 @@ import (
 // machine is one engram home: its own store, configuration and project
 // checkouts, as on another computer.
 type machine struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	cfg  config.Config
 	db   *store.DB
@@ -36,7 +36,7 @@ type machine struct {
 	log  *slog.Logger
 }
 
-func newMachine(t *testing.T, name, url string, personal bool) *machine {
+func newMachine(t testing.TB, name, url string, personal bool) *machine {
 	t.Helper()
 	base := t.TempDir()
 	t.Setenv("ENGRAM_HOME", filepath.Join(base, "engram"))
@@ -159,7 +159,7 @@ func (m *machine) beliefs() map[string]belief.Belief {
 
 // startServer starts PostgreSQL and creates engram's schema in a new
 // database, as `share init` does.
-func startServer(t *testing.T) (*pgtest.Server, string) {
+func startServer(t testing.TB) (*pgtest.Server, string) {
 	t.Helper()
 	srv := pgtest.Start(t)
 	url := srv.NewDB(t)
@@ -175,7 +175,7 @@ func startServer(t *testing.T) (*pgtest.Server, string) {
 }
 
 // serverText returns every text the server's tables hold, one string.
-func serverText(t *testing.T, url string) string {
+func serverText(t testing.TB, url string) string {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)

@@ -144,3 +144,47 @@ func TestTeamSharing(t *testing.T) {
 		t.Error("a pull brought the forgotten episode back")
 	}
 }
+
+// Personal sync shares a person's global memory between their machines,
+// in a space other roles of the database cannot read; a machine without
+// it neither sends nor receives global memory.
+func TestPersonalSync(t *testing.T) {
+	srv, url := startServer(t)
+	srv.Exec(t, "engram_1", `CREATE ROLE bob LOGIN;
+		GRANT SELECT, INSERT, UPDATE, DELETE ON engram_items, engram_evidence, engram_meta, engram_schema_migrations TO bob;
+		GRANT USAGE ON SEQUENCE engram_rev TO bob`)
+	a := newMachine(t, "a", url, true)
+	b := newMachine(t, "b", url, true)
+	c := newMachine(t, "c", url, false)
+	bob := newMachine(t, "bob", srv.URL("engram_1", "bob"), true)
+	emoji := a.say("", "I never use emoji in commit messages.")
+	c.say("", "I always write commit messages in the imperative mood.")
+	bobs := bob.say("", "I prefer spaces over tabs in every language.")
+	for _, m := range []*machine{a, b, c, bob, a, b} {
+		m.cycle()
+	}
+	if e, ok := b.episodes()[emoji.ID]; !ok || e.Scope != episode.ScopeGlobal || e.ProjectPath != "" {
+		t.Fatalf("b lacks a's global episode: %+v", e)
+	}
+	if len(findBelief(b.beliefs(), "emoji")) != 1 {
+		t.Errorf("b's beliefs about emoji: %+v", findBelief(b.beliefs(), "emoji"))
+	}
+	if _, ok := c.episodes()[emoji.ID]; ok {
+		t.Error("c, without personal sync, received global memory")
+	}
+	if strings.Contains(serverText(t, url), "imperative") {
+		t.Error("c, without personal sync, sent global memory")
+	}
+	if _, ok := bob.episodes()[emoji.ID]; ok {
+		t.Error("another role read a's personal space")
+	}
+	if _, ok := a.episodes()[bobs.ID]; ok {
+		t.Error("a received bob's personal memory")
+	}
+	if text := serverText(t, srv.URL("engram_1", "bob")); strings.Contains(text, "emoji") || strings.Contains(text, "personal:engram") {
+		t.Errorf("bob's role reads another person's space:\n%s", text)
+	}
+	if !strings.Contains(serverText(t, url), "personal:bob") {
+		t.Error("bob's global memory did not reach his own space")
+	}
+}
