@@ -53,7 +53,7 @@ func BenchmarkShare(b *testing.B) {
 	if err != nil || st.Pushed != n {
 		b.Fatalf("push: %+v %v", st, err)
 	}
-	b.ReportMetric(time.Since(start).Seconds(), "push-10k-s")
+	b.Logf("push of %d episodes from a machine: %v", n, time.Since(start).Round(time.Millisecond))
 
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -64,8 +64,8 @@ func BenchmarkShare(b *testing.B) {
 	conn.QueryRow(ctx, "SELECT count(*), coalesce(sum(pg_column_size(body)), 0) FROM engram_items").Scan(&items, &bytes)
 	conn.QueryRow(ctx, "SELECT count(*) FROM engram_evidence").Scan(&evidence)
 	conn.Close(ctx)
-	b.ReportMetric(float64(items+evidence)/n, "server-rows/episode")
-	b.ReportMetric(float64(bytes)/n, "server-body-bytes/episode")
+	b.Logf("server: %d item rows and %d evidence rows for %d episodes: %.2f rows and %.0f body bytes per episode",
+		items, evidence, n, float64(items+evidence)/n, float64(bytes)/n)
 
 	b.Run("pull-10k-to-empty", func(b *testing.B) {
 		for i := range b.N {
@@ -78,6 +78,13 @@ func BenchmarkShare(b *testing.B) {
 			b.StopTimer()
 			if err != nil || st.Inserted != n {
 				b.Fatalf("pull: %+v %v", st, err)
+			}
+		}
+	})
+	b.Run("idle-sync", func(b *testing.B) {
+		for range b.N {
+			if st, err := share.Sync(ctx, a.db, share.Options{URL: url, Embedder: a.comp.Embedder}); err != nil || st.Inserted+st.Pushed > 0 {
+				b.Fatal(st, err)
 			}
 		}
 	})
