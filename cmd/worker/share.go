@@ -182,9 +182,9 @@ func shareLines(r share.Report) []string {
 		return []string{l}
 	}
 	out := []string{"sharing:    " + r.URL}
-	personal := "off: global memory stays on this machine"
+	personal := "off: global memory and unshared projects stay on this machine"
 	if r.Personal {
-		personal = "on: global memory is shared with your other machines"
+		personal = "on: your global memory and your other projects' memory go to your other machines"
 	}
 	out = append(out, "personal:   "+personal)
 	if len(r.Projects) == 0 {
@@ -206,6 +206,9 @@ func shareLines(r share.Report) []string {
 		out = append(out, "last error: "+r.LastError)
 	}
 	out = append(out, fmt.Sprintf("to push:    %d local changes", r.Pending))
+	if r.Parked > 0 {
+		out = append(out, fmt.Sprintf("waiting:    %d memories of your projects not checked out here (they arrive once one is)", r.Parked))
+	}
 	switch {
 	case r.CheckError != "":
 		out = append(out, "to pull:    unknown ("+r.CheckError+")")

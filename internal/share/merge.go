@@ -34,6 +34,9 @@ type sharedEpisode struct {
 	CreatedAt   int64            `json:"created_at"`
 	UpdatedAt   int64            `json:"updated_at"`
 	Compressed  bool             `json:"compressed"`
+	// ProjectKey names a project episode's project (its space says it too,
+	// except in a personal space).
+	ProjectKey string `json:"project_key,omitempty"`
 }
 
 func toSharedEpisode(e *episode.Episode) sharedEpisode {
@@ -99,6 +102,7 @@ type sharedBelief struct {
 	CreatedAt      int64             `json:"created_at"`
 	UpdatedAt      int64             `json:"updated_at"`
 	LastReinforced int64             `json:"last_reinforced_at"`
+	ProjectKey     string            `json:"project_key,omitempty"`
 }
 
 func toSharedBelief(b *belief.Belief) sharedBelief {

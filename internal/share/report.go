@@ -24,7 +24,9 @@ type Report struct {
 	Checked    bool             `json:"checked"`
 	CheckError string           `json:"check_error,omitempty"`
 	Behind     map[string]int64 `json:"behind,omitempty"`
-	Role       string           `json:"role,omitempty"`
+	// Parked counts personal sync items of projects not checked out here.
+	Parked int    `json:"parked,omitempty"`
+	Role   string `json:"role,omitempty"`
 }
 
 // Inspect reads the local state of sharing; with ask, it also asks the
@@ -53,6 +55,11 @@ func Inspect(ctx context.Context, db *store.DB, url string, personal, ask bool) 
 	}
 	if r.LastError, err = db.Meta(ctx, MetaLastError); err != nil {
 		return r, err
+	}
+	if parked, err := db.ParkedShared(ctx); err != nil {
+		return r, err
+	} else {
+		r.Parked = len(parked)
 	}
 	if !ask || url == "" {
 		return r, nil

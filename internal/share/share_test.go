@@ -188,3 +188,51 @@ func TestPersonalSync(t *testing.T) {
 		t.Error("bob's global memory did not reach his own space")
 	}
 }
+
+// Personal sync also carries the project memory of projects not shared
+// with a team, filed under the project's remote: a machine with a
+// checkout of it files it there (one that gets a checkout later takes it
+// then; until then it keeps the ids only); when the project is shared
+// with the team later, its memory moves to the team's space.
+func TestPersonalSyncProjects(t *testing.T) {
+	_, url := startServer(t)
+	a := newMachine(t, "a", url, true)
+	b := newMachine(t, "b", url, true)
+	c := newMachine(t, "c", url, false)
+	dotA := a.repo("dotfiles", "git@github.com:ann/dotfiles.git")
+	dotB := b.repo("src/dots", "https://github.com/ann/dotfiles")
+	dotC := c.repo("dotfiles", "https://github.com/ann/dotfiles.git")
+	c.enable(dotC)
+	fact := a.say(dotA, "This repo installs with make link and targets zsh-marble-9.")
+	a.cycle()
+	b.cycle()
+	if _, ok := b.episodes()[fact.ID]; ok {
+		t.Fatal("b filed a project it has no memory of")
+	}
+	parked, err := b.db.ParkedShared(context.Background())
+	if err != nil || len(parked) == 0 || parked[0].Key != "github.com/ann/dotfiles" {
+		t.Fatalf("b parked %+v %v", parked, err)
+	}
+	b.say(dotB, "In this repo the zsh config lives under zsh/ and is linked by make.")
+	b.cycle()
+	e, ok := b.episodes()[fact.ID]
+	if !ok || e.ProjectPath != dotB {
+		t.Fatalf("b did not take the parked memory into its checkout: %+v", e)
+	}
+	c.cycle()
+	if _, ok := c.episodes()[fact.ID]; ok {
+		t.Fatal("a teammate received memory of a personal space")
+	}
+	// Ann shares the project with the team: its memory moves there.
+	a.enable(dotA)
+	a.cycle()
+	c.cycle()
+	if e, ok := c.episodes()[fact.ID]; !ok || e.ProjectPath != dotC {
+		t.Fatalf("c lacks the project's memory once shared: %+v", e)
+	}
+	b.cycle()
+	a.cycle()
+	if _, ok := b.episodes()[fact.ID]; !ok {
+		t.Fatal("b lost the memory when it moved to the team's space")
+	}
+}

@@ -94,6 +94,18 @@ func Sync(ctx context.Context, db *store.DB, o Options) (st Stats, err error) {
 	if o.PageSize <= 0 {
 		o.PageSize = 500
 	}
+	if !o.Personal {
+		// Nothing enabled and nothing queued: no connection at all.
+		projects, err := db.ShareProjects(ctx)
+		if err != nil {
+			return st, err
+		}
+		if n, err := db.PendingShareChanges(ctx); err != nil {
+			return st, err
+		} else if len(projects) == 0 && n == 0 {
+			return st, nil
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
 	conn, err := Connect(ctx, o.URL)
@@ -119,7 +131,7 @@ func Sync(ctx context.Context, db *store.DB, o Options) (st Stats, err error) {
 		}
 	}
 	if o.Personal {
-		if _, err := db.SeedShareGlobal(ctx); err != nil {
+		if _, err := db.SeedSharePersonal(ctx); err != nil {
 			return st, err
 		}
 	}
@@ -132,7 +144,7 @@ func Sync(ctx context.Context, db *store.DB, o Options) (st Stats, err error) {
 		return st, err
 	}
 	sc := &syncer{db: db, conn: conn, o: o, srv: srv, origin: origin, st: &st,
-		keyOf: map[string]string{}, pathOf: map[string]string{}}
+		keyOf: map[string]string{}, pathOf: map[string]string{}, remoteKey: map[string]string{}}
 	for _, p := range projects {
 		sc.keyOf[p.Path] = p.Key
 		if _, ok := sc.pathOf[p.Key]; !ok {
@@ -155,8 +167,54 @@ type syncer struct {
 	srv    server
 	origin string
 	st     *Stats
-	keyOf  map[string]string // local project path -> key
-	pathOf map[string]string // key -> local project path
+	keyOf  map[string]string // local project path -> key, of the enabled projects
+	pathOf map[string]string // key -> local project path, of the enabled projects
+	// remoteKey caches the key of any local project path ("" without a
+	// remote); known maps keys to the local projects personal sync can
+	// file pulled memory under (nil until needed).
+	remoteKey map[string]string
+	known     map[string]string
+}
+
+// keyFor resolves a local project path: its key, and whether the project
+// is enabled for its team.
+func (s *syncer) keyFor(path string) (string, bool) {
+	if k := s.keyOf[path]; k != "" {
+		return k, true
+	}
+	if k, ok := s.remoteKey[path]; ok {
+		return k, false
+	}
+	k := ""
+	if remote, err := RemoteOf(path); err == nil {
+		k, _ = ProjectKey(remote)
+	}
+	s.remoteKey[path] = k
+	return k, false
+}
+
+// localPath is where memory of the project key goes on this machine: the
+// enabled checkout, else any checkout the store's memory names ("" when
+// there is none).
+func (s *syncer) localPath(ctx context.Context, key string) (string, error) {
+	if p := s.pathOf[key]; p != "" {
+		return p, nil
+	}
+	if s.known == nil {
+		s.known = map[string]string{}
+		paths, err := s.db.ProjectPaths(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range paths {
+			if k, _ := s.keyFor(p); k != "" {
+				if _, dup := s.known[k]; !dup {
+					s.known[k] = p
+				}
+			}
+		}
+	}
+	return s.known[key], nil
 }
 
 // Outgoing is one item a push sends.
@@ -204,8 +262,9 @@ func (o Outgoing) Evidence() []Evidence {
 }
 
 // outgoing keeps the changes that leave the machine: project memory of a
-// shared project, and global memory with personal sync.
-func outgoing(chs []store.ShareChange, keyOf map[string]string, personal bool, role string) []Outgoing {
+// shared project; with personal sync, global memory and the project
+// memory of the other projects that have a remote.
+func outgoing(chs []store.ShareChange, keyFor func(string) (string, bool), personal bool, role string) []Outgoing {
 	var out []Outgoing
 	for _, c := range chs {
 		if c.Deleted {
@@ -219,10 +278,18 @@ func outgoing(chs []store.ShareChange, keyOf map[string]string, personal bool, r
 		case c.Belief != nil:
 			scope, path = c.Belief.Scope, c.Belief.ProjectPath
 		}
-		space := ""
+		space, key := "", ""
 		switch {
-		case scope == episode.ScopeProject && keyOf[path] != "":
-			space = ProjectSpace(keyOf[path])
+		case scope == episode.ScopeProject && path != "":
+			k, enabled := keyFor(path)
+			switch {
+			case enabled:
+				space, key = ProjectSpace(k), k
+			case personal && k != "":
+				space, key = personalSpace+role, k
+			default:
+				continue
+			}
 		case scope == episode.ScopeGlobal && personal:
 			space = personalSpace + role
 		default:
@@ -231,9 +298,11 @@ func outgoing(chs []store.ShareChange, keyOf map[string]string, personal bool, r
 		o := Outgoing{Kind: c.Kind, ID: c.ID, Space: space}
 		if c.Episode != nil {
 			se := toSharedEpisode(c.Episode)
+			se.ProjectKey = key
 			o.Episode = &se
 		} else {
 			sb := toSharedBelief(c.Belief)
+			sb.ProjectKey = key
 			o.Belief, o.local = &sb, c.Belief
 		}
 		out = append(out, o)
@@ -248,9 +317,9 @@ func Pending(ctx context.Context, db *store.DB, personal bool, role string, limi
 	if err != nil {
 		return nil, 0, err
 	}
-	keyOf := map[string]string{}
+	sc := &syncer{keyOf: map[string]string{}, remoteKey: map[string]string{}}
 	for _, p := range projects {
-		keyOf[p.Path] = p.Key
+		sc.keyOf[p.Path] = p.Key
 	}
 	if role == "" {
 		role = "<your database role>"
@@ -259,7 +328,7 @@ func Pending(ctx context.Context, db *store.DB, personal bool, role string, limi
 	if err != nil {
 		return nil, 0, err
 	}
-	out := outgoing(chs, keyOf, personal, role)
+	out := outgoing(chs, sc.keyFor, personal, role)
 	n, err := db.PendingShareChanges(ctx)
 	return out, n, err
 }
@@ -273,7 +342,7 @@ func (s *syncer) push(ctx context.Context) error {
 		if upto == 0 {
 			return nil
 		}
-		outs := outgoing(chs, s.keyOf, s.o.Personal, s.srv.role)
+		outs := outgoing(chs, s.keyFor, s.o.Personal, s.srv.role)
 		if len(outs) > 0 {
 			if err := s.pushPage(ctx, outs); err != nil {
 				return err
@@ -288,9 +357,9 @@ func (s *syncer) push(ctx context.Context) error {
 }
 
 type serverRow struct {
-	kind    string
-	body    []byte
-	deleted bool
+	kind, space string
+	body        []byte
+	deleted     bool
 }
 
 func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
@@ -310,7 +379,7 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 			beliefIDs = append(beliefIDs, o.ID)
 		}
 	}
-	rows, err := tx.Query(ctx, "SELECT id, kind, body, deleted FROM engram_items WHERE id = ANY($1) FOR UPDATE", ids)
+	rows, err := tx.Query(ctx, "SELECT id, kind, space, body, deleted FROM engram_items WHERE id = ANY($1) FOR UPDATE", ids)
 	if err != nil {
 		return err
 	}
@@ -318,7 +387,7 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 	for rows.Next() {
 		var id string
 		var r serverRow
-		if err := rows.Scan(&id, &r.kind, &r.body, &r.deleted); err != nil {
+		if err := rows.Scan(&id, &r.kind, &r.space, &r.body, &r.deleted); err != nil {
 			rows.Close()
 			return err
 		}
@@ -347,6 +416,13 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 		if has && (ex.deleted || ex.kind != o.Kind) {
 			continue // forgotten elsewhere: never written again
 		}
+		// An item moves from a personal space to its project's space when
+		// the project is shared with the team, never back.
+		space := o.Space
+		if has && (strings.HasPrefix(ex.space, projectSpace) || ex.space == space) {
+			space = ex.space
+		}
+		moved := has && space != ex.space
 		var body []byte
 		switch {
 		case o.Episode != nil:
@@ -357,7 +433,7 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 					return fmt.Errorf("episode %s on the server: %w", o.ID, err)
 				}
 				m = joinEpisodes(cur, m)
-				if bytes.Equal(mustJSON(m), mustJSON(cur)) {
+				if bytes.Equal(mustJSON(m), mustJSON(cur)) && !moved {
 					continue
 				}
 			}
@@ -372,7 +448,7 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 				}
 				cur.Children, cur.Revisions = sortedSet(cur.Children), sortRevisions(cur.Revisions)
 				m = joinBeliefs(cur, m)
-				changed = !bytes.Equal(mustJSON(m), mustJSON(cur))
+				changed = !bytes.Equal(mustJSON(m), mustJSON(cur)) || moved
 			}
 			ev := localEvidence(o.local, known[o.ID])
 			if !changed && len(ev) == 0 {
@@ -381,10 +457,10 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 			body = mustJSON(m)
 			if !has {
 				b.Queue(`INSERT INTO engram_items (id, kind, space, body, rev, origin) VALUES ($1, $2, $3, $4, nextval('engram_rev'), $5)`,
-					o.ID, o.Kind, o.Space, body, s.origin)
+					o.ID, o.Kind, space, body, s.origin)
 			} else {
-				b.Queue(`UPDATE engram_items SET body = $2, rev = nextval('engram_rev'), origin = $3, pushed_by = current_user,
-					changed_at = now() WHERE id = $1`, o.ID, body, s.origin)
+				b.Queue(`UPDATE engram_items SET body = $2, space = $4, rev = nextval('engram_rev'), origin = $3, pushed_by = current_user,
+					changed_at = now() WHERE id = $1`, o.ID, body, s.origin, space)
 			}
 			for _, e := range ev {
 				b.Queue(`INSERT INTO engram_evidence (belief_id, episode_id, polarity, weight, origin) VALUES ($1, $2, $3, $4, $5)
@@ -395,10 +471,10 @@ func (s *syncer) pushPage(ctx context.Context, outs []Outgoing) error {
 		}
 		if !has {
 			b.Queue(`INSERT INTO engram_items (id, kind, space, body, rev, origin) VALUES ($1, $2, $3, $4, nextval('engram_rev'), $5)`,
-				o.ID, o.Kind, o.Space, body, s.origin)
+				o.ID, o.Kind, space, body, s.origin)
 		} else {
-			b.Queue(`UPDATE engram_items SET body = $2, rev = nextval('engram_rev'), origin = $3, pushed_by = current_user,
-				changed_at = now() WHERE id = $1`, o.ID, body, s.origin)
+			b.Queue(`UPDATE engram_items SET body = $2, space = $4, rev = nextval('engram_rev'), origin = $3, pushed_by = current_user,
+				changed_at = now() WHERE id = $1`, o.ID, body, s.origin, space)
 		}
 		s.st.Pushed++
 	}
@@ -454,13 +530,16 @@ func (s *syncer) spaces() []string {
 }
 
 type pulledRow struct {
-	id, kind string
-	body     []byte
-	deleted  bool
-	rev      int64
+	id, kind, space string
+	body            []byte
+	deleted         bool
+	rev             int64
 }
 
 func (s *syncer) pull(ctx context.Context) error {
+	if err := s.unpark(ctx); err != nil {
+		return err
+	}
 	cursors, err := s.db.ShareCursors(ctx)
 	if err != nil {
 		return err
@@ -475,7 +554,7 @@ func (s *syncer) pull(ctx context.Context) error {
 			if len(rows) == 0 {
 				break
 			}
-			if err := s.applyPage(ctx, space, rows, ev); err != nil {
+			if err := s.applyPage(ctx, map[string]int64{space: rows[len(rows)-1].rev}, rows, ev); err != nil {
 				return err
 			}
 			cur = rows[len(rows)-1].rev
@@ -493,8 +572,17 @@ func (s *syncer) readPage(ctx context.Context, space string, after int64) ([]pul
 		return nil, nil, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	rs, err := tx.Query(ctx, "SELECT id, kind, body, deleted, rev FROM engram_items WHERE space = $1 AND rev > $2 ORDER BY rev LIMIT $3",
+	rows, ev, err := readRows(ctx, tx, "SELECT id, kind, space, body, deleted, rev FROM engram_items WHERE space = $1 AND rev > $2 ORDER BY rev LIMIT $3",
 		space, after, s.o.PageSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, ev, tx.Commit(ctx)
+}
+
+// readRows reads item rows and the evidence of their beliefs in tx.
+func readRows(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]pulledRow, map[string]map[string]Evidence, error) {
+	rs, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -502,7 +590,7 @@ func (s *syncer) readPage(ctx context.Context, space string, after int64) ([]pul
 	var beliefs []string
 	for rs.Next() {
 		var r pulledRow
-		if err := rs.Scan(&r.id, &r.kind, &r.body, &r.deleted, &r.rev); err != nil {
+		if err := rs.Scan(&r.id, &r.kind, &r.space, &r.body, &r.deleted, &r.rev); err != nil {
 			rs.Close()
 			return nil, nil, err
 		}
@@ -516,18 +604,10 @@ func (s *syncer) readPage(ctx context.Context, space string, after int64) ([]pul
 		return nil, nil, err
 	}
 	ev, err := evidenceOf(ctx, tx, beliefs)
-	if err != nil {
-		return nil, nil, err
-	}
-	return out, ev, tx.Commit(ctx)
+	return out, ev, err
 }
 
-func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, ev map[string]map[string]Evidence) error {
-	project, path := "", ""
-	if key, ok := strings.CutPrefix(space, projectSpace); ok {
-		path = s.pathOf[key]
-		project = gitroot.Name(path)
-	}
+func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []pulledRow, ev map[string]map[string]Evidence) error {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.id
@@ -536,8 +616,7 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 	if err != nil {
 		return err
 	}
-	var a store.ShareApply
-	a.Cursors = map[string]int64{space: rows[len(rows)-1].rev}
+	a := store.ShareApply{Cursors: cursor}
 	var embedEps []int
 	var embedBls []int
 	for _, r := range rows {
@@ -565,7 +644,17 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 				s.o.Log.Warn("share: unreadable episode on the server", "id", r.id, "err", err)
 				continue
 			}
-			if !validScope(space, srv.Scope) || srv.ID != r.id {
+			if srv.ID != r.id {
+				continue
+			}
+			project, path, park, ok, err := s.place(ctx, r.space, srv.Scope, srv.ProjectKey)
+			if err != nil {
+				return err
+			}
+			if park != "" {
+				a.Park = append(a.Park, store.Parked{ID: r.id, Space: r.space, Key: park})
+			}
+			if !ok {
 				continue
 			}
 			var e episode.Episode
@@ -573,6 +662,7 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 			m := srv
 			if had {
 				ls := toSharedEpisode(&l)
+				ls.ProjectKey = srv.ProjectKey
 				m = joinEpisodes(ls, srv)
 				if bytes.Equal(mustJSON(m), mustJSON(ls)) && l.ProjectPath == path {
 					continue
@@ -594,7 +684,17 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 				s.o.Log.Warn("share: unreadable belief on the server", "id", r.id, "err", err)
 				continue
 			}
-			if !validScope(space, srv.Scope) || srv.ID != r.id {
+			if srv.ID != r.id {
+				continue
+			}
+			project, path, park, ok, err := s.place(ctx, r.space, srv.Scope, srv.ProjectKey)
+			if err != nil {
+				return err
+			}
+			if park != "" {
+				a.Park = append(a.Park, store.Parked{ID: r.id, Space: r.space, Key: park})
+			}
+			if !ok {
 				continue
 			}
 			srv.Children, srv.Revisions = sortedSet(srv.Children), sortRevisions(srv.Revisions)
@@ -607,7 +707,9 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 			m := srv
 			if l, ok := local.Beliefs[r.id]; ok {
 				lp = &l
-				m = joinBeliefs(toSharedBelief(&l), srv)
+				ls := toSharedBelief(&l)
+				ls.ProjectKey = srv.ProjectKey
+				m = joinBeliefs(ls, srv)
 				mine := localEvidence(&l, ev[r.id])
 				sortEvidence(mine)
 				records = append(records, mine...)
@@ -623,6 +725,15 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 			a.Beliefs = append(a.Beliefs, nb)
 		}
 	}
+	parked := map[string]bool{}
+	for _, p := range a.Park {
+		parked[p.ID] = true
+	}
+	for _, id := range ids {
+		if !parked[id] {
+			a.Unpark = append(a.Unpark, id)
+		}
+	}
 	s.embed(ctx, &a, embedEps, embedBls)
 	res, err := s.db.ApplyShared(ctx, a)
 	if err != nil {
@@ -635,13 +746,78 @@ func (s *syncer) applyPage(ctx context.Context, space string, rows []pulledRow, 
 	return nil
 }
 
-// validScope: a project space holds project memory, a personal one global
-// memory; anything else is not taken.
-func validScope(space, scope string) bool {
-	if strings.HasPrefix(space, projectSpace) {
-		return scope == episode.ScopeProject
+// place says where a pulled item goes: the project name and path here
+// (both "" for global memory), or the key to park it under (a personal
+// sync item of a project this machine has no checkout of); ok is false
+// for an item not to store now.
+func (s *syncer) place(ctx context.Context, space, scope, key string) (project, path, park string, ok bool, err error) {
+	if k, isProject := strings.CutPrefix(space, projectSpace); isProject {
+		if scope != episode.ScopeProject {
+			return "", "", "", false, nil
+		}
+		key = k
+	} else if scope == episode.ScopeGlobal {
+		return "", "", "", true, nil
+	} else if scope != episode.ScopeProject || key == "" {
+		return "", "", "", false, nil
 	}
-	return scope == episode.ScopeGlobal
+	path, err = s.localPath(ctx, key)
+	if err != nil || path == "" {
+		return "", "", key, false, err
+	}
+	return gitroot.Name(path), path, "", true, nil
+}
+
+// unpark takes the parked items whose project this machine now knows from
+// the server again (their current version, wherever it is now).
+func (s *syncer) unpark(ctx context.Context) error {
+	parked, err := s.db.ParkedShared(ctx)
+	if err != nil || len(parked) == 0 {
+		return err
+	}
+	var ids []string
+	for _, p := range parked {
+		if path, err := s.localPath(ctx, p.Key); err != nil {
+			return err
+		} else if path != "" {
+			ids = append(ids, p.ID)
+		}
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), s.o.PageSize)
+		page := ids[:n]
+		ids = ids[n:]
+		tx, err := s.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return err
+		}
+		rows, ev, err := readRows(ctx, tx, "SELECT id, kind, space, body, deleted, rev FROM engram_items WHERE id = ANY($1) ORDER BY rev", page)
+		tx.Rollback(context.WithoutCancel(ctx))
+		if err != nil {
+			return err
+		}
+		found := map[string]bool{}
+		for _, r := range rows {
+			found[r.id] = true
+		}
+		var gone []string
+		for _, id := range page {
+			if !found[id] {
+				gone = append(gone, id)
+			}
+		}
+		if len(gone) > 0 {
+			if _, err := s.db.ApplyShared(ctx, store.ShareApply{Unpark: gone}); err != nil {
+				return err
+			}
+		}
+		if len(rows) > 0 {
+			if err := s.applyPage(ctx, nil, rows, ev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func sameBelief(a, b *belief.Belief) bool {

@@ -101,9 +101,10 @@ func (db *DB) DisableShareProject(ctx context.Context, path string) (bool, error
 	return n > 0, err
 }
 
-// SeedShareGlobal queues every global episode and belief once (personal
-// sync's first push) and reports how many it queued.
-func (db *DB) SeedShareGlobal(ctx context.Context) (int, error) {
+// SeedSharePersonal queues every episode and belief once (personal sync's
+// first push: the push keeps what personal sync shares) and reports how
+// many it queued.
+func (db *DB) SeedSharePersonal(ctx context.Context) (int, error) {
 	n := 0
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var v string
@@ -116,8 +117,8 @@ func (db *DB) SeedShareGlobal(ctx context.Context) (int, error) {
 			return err
 		}
 		for _, q := range []string{
-			"INSERT INTO share_changes(kind, item_id) SELECT 'episode', id FROM episodes WHERE scope = 'global' ORDER BY seq",
-			"INSERT INTO share_changes(kind, item_id) SELECT 'belief', id FROM beliefs WHERE scope = 'global' ORDER BY seq",
+			"INSERT INTO share_changes(kind, item_id) SELECT 'episode', id FROM episodes ORDER BY seq",
+			"INSERT INTO share_changes(kind, item_id) SELECT 'belief', id FROM beliefs ORDER BY seq",
 		} {
 			res, err := tx.ExecContext(ctx, q)
 			if err != nil {
@@ -258,6 +259,7 @@ func (db *DB) ResetShare(ctx context.Context) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			"DELETE FROM share_cursors",
+			"DELETE FROM share_parked",
 			"DELETE FROM meta WHERE key = 'share_personal_seeded'",
 			`INSERT INTO share_changes(kind, item_id) SELECT 'episode', id FROM episodes
 				WHERE scope = 'project' AND project_path IN (SELECT project_path FROM share_projects) ORDER BY seq`,
@@ -334,14 +336,58 @@ func (db *DB) SharedLocalItems(ctx context.Context, ids []string) (SharedLocal, 
 }
 
 // ShareApply is one page of a pull: items to write (whole rows, the
-// caller merged them with the local copies), ids to delete, and the
-// cursors the page reaches.
+// caller merged them with the local copies), ids to delete, ids to park
+// or unpark, and the cursors the page reaches.
 type ShareApply struct {
 	Episodes       []episode.Episode
 	Beliefs        []belief.Belief
 	DeleteEpisodes []string
 	DeleteBeliefs  []string
+	Park           []Parked
+	Unpark         []string
 	Cursors        map[string]int64
+}
+
+// Parked is a pulled item of a project this machine does not know yet.
+type Parked struct {
+	ID, Space, Key string
+}
+
+// ParkedShared lists the parked items.
+func (db *DB) ParkedShared(ctx context.Context) ([]Parked, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT item_id, space, key FROM share_parked ORDER BY key, item_id")
+	if err != nil {
+		return nil, fmt.Errorf("store: parked items: %w", err)
+	}
+	defer rows.Close()
+	var out []Parked
+	for rows.Next() {
+		var p Parked
+		if err := rows.Scan(&p.ID, &p.Space, &p.Key); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// ProjectPaths lists the project paths the store's project memory names.
+func (db *DB) ProjectPaths(ctx context.Context) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT DISTINCT project_path FROM episodes WHERE scope = 'project' AND project_path != ''
+		UNION SELECT DISTINCT project_path FROM beliefs WHERE scope = 'project' AND project_path != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("store: project paths: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // ShareApplied says what ApplyShared did.
@@ -445,6 +491,17 @@ func (db *DB) ApplyShared(ctx context.Context, a ShareApply) (ShareApplied, erro
 			}
 			n, _ := r.RowsAffected()
 			res.Deleted += int(n)
+		}
+		for _, p := range a.Park {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO share_parked(item_id, space, key) VALUES (?, ?, ?)
+				ON CONFLICT(item_id) DO UPDATE SET space = excluded.space, key = excluded.key`, p.ID, p.Space, p.Key); err != nil {
+				return err
+			}
+		}
+		for _, id := range a.Unpark {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM share_parked WHERE item_id = ?", id); err != nil {
+				return err
+			}
 		}
 		for space, rev := range a.Cursors {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO share_cursors(space, rev) VALUES (?, ?)

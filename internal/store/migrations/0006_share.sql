@@ -60,3 +60,12 @@ WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'share_track') BEGIN
   INSERT OR IGNORE INTO share_tombstones(item_id, kind, deleted_at) VALUES (old.id, 'belief', CAST(unixepoch('subsec') * 1000 AS INTEGER));
   INSERT INTO share_changes(kind, item_id) SELECT 'belief', old.id WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'share_applying');
 END;
+
+-- Items of personal sync whose project this machine does not know yet
+-- (no checkout with that remote): their ids only, no text. They are taken
+-- from the server again once a project with the key appears here.
+CREATE TABLE share_parked (
+  item_id TEXT PRIMARY KEY,
+  space   TEXT NOT NULL,
+  key     TEXT NOT NULL
+) WITHOUT ROWID;
