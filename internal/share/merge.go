@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
@@ -372,4 +375,77 @@ func nonNilSignals(s []episode.Signal) []episode.Signal {
 		return []episode.Signal{}
 	}
 	return s
+}
+
+// Bounds on what a pull takes from the server: whoever can write the
+// shared tables cannot make this machine store a malformed memory.
+const (
+	maxSummary = 4 << 10
+	maxContext = 64 << 10
+	maxWeight  = 10
+)
+
+var (
+	episodeIDRe = regexp.MustCompile(`^ep_[0-9a-f]{12}$`)
+	beliefIDRe  = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)
+	validTypes  = map[string]bool{episode.TypePreference: true, episode.TypeDecision: true, episode.TypeCorrection: true,
+		episode.TypeFact: true, episode.TypeProcedure: true, episode.TypeEvent: true, episode.TypeQuestion: true}
+	validStatus = map[string]bool{belief.StatusActive: true, belief.StatusRevised: true, belief.StatusMerged: true,
+		belief.StatusSplit: true, belief.StatusArchived: true}
+	validTimeframe = map[string]bool{belief.TimeCurrent: true, belief.TimePast: true, belief.TimeAlways: true}
+)
+
+// sane checks a pulled episode and brings its fields within bounds; false:
+// not taken.
+func (s *sharedEpisode) sane(id string) bool {
+	if s.ID != id || !episodeIDRe.MatchString(id) || strings.TrimSpace(s.Summary) == "" || s.ContentHash == "" ||
+		(s.Scope != episode.ScopeProject && s.Scope != episode.ScopeGlobal) {
+		return false
+	}
+	if !validTypes[s.Type] {
+		s.Type = episode.TypeEvent
+	}
+	if math.IsNaN(s.Importance) || s.Importance < 0 || s.Importance > 1 {
+		s.Importance = 0.5
+	}
+	s.Summary, s.Context = clip(s.Summary, maxSummary), clip(s.Context, maxContext)
+	return true
+}
+
+// sane checks a pulled belief the same way.
+func (s *sharedBelief) sane(id string) bool {
+	if s.ID != id || !beliefIDRe.MatchString(id) || strings.TrimSpace(s.Statement) == "" || !validStatus[s.Status] ||
+		(s.Scope != episode.ScopeProject && s.Scope != episode.ScopeGlobal) {
+		return false
+	}
+	if !validTimeframe[s.Timeframe] {
+		s.Timeframe = belief.TimeCurrent
+	}
+	s.Statement = clip(s.Statement, maxSummary)
+	return true
+}
+
+// saneEvidence drops records that name no episode or carry no usable weight.
+func saneEvidence(ev []Evidence) []Evidence {
+	out := ev[:0]
+	for _, e := range ev {
+		if !episodeIDRe.MatchString(e.Episode) || math.IsNaN(e.Weight) || math.IsInf(e.Weight, 0) || e.Weight <= 0 ||
+			e.Polarity < -1 || e.Polarity > 1 {
+			continue
+		}
+		e.Weight = min(e.Weight, maxWeight)
+		out = append(out, e)
+	}
+	return out
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -236,3 +236,43 @@ func TestPersonalSyncProjects(t *testing.T) {
 		t.Fatal("b lost the memory when it moved to the team's space")
 	}
 }
+
+// Whoever can write the shared tables cannot make a machine store a
+// malformed memory: bad ids, scopes and statuses are not taken, fields
+// are brought within bounds, and the sync goes on.
+func TestMalformedServerRows(t *testing.T) {
+	srv, url := startServer(t)
+	a := newMachine(t, "a", url, false)
+	root := a.repo("api", "git@github.com:acme/api.git")
+	a.enable(root)
+	huge := strings.Repeat("x", 200<<10)
+	srv.Exec(t, "engram_1", `INSERT INTO engram_items (id, kind, space, body, rev, origin) VALUES
+		('../../etc', 'episode', 'project:github.com/acme/api', '{"id": "../../etc", "summary": "s", "scope": "project", "content_hash": "h1"}', nextval('engram_rev'), 'x'),
+		('ep_000000000001', 'episode', 'project:github.com/acme/api', '{"id": "ep_000000000001", "summary": "fine", "context": "`+huge+`", "scope": "project", "type": "rumour", "importance": 7, "content_hash": "h2"}', nextval('engram_rev'), 'x'),
+		('ep_000000000002', 'episode', 'project:github.com/acme/api', '{"id": "ep_000000000002", "summary": "global in a project space", "scope": "global", "content_hash": "h3"}', nextval('engram_rev'), 'x'),
+		('bl_000000000001', 'belief', 'project:github.com/acme/api', '{"id": "bl_000000000001", "statement": "Uses Go.", "scope": "project", "status": "gone"}', nextval('engram_rev'), 'x'),
+		('bl_000000000002', 'belief', 'project:github.com/acme/api', '{"id": "bl_000000000002", "statement": "Uses Go.", "scope": "project", "status": "active", "timeframe": "soon"}', nextval('engram_rev'), 'x');
+		INSERT INTO engram_evidence (belief_id, episode_id, polarity, weight, origin) VALUES
+		('bl_000000000002', 'ep_000000000001', 1, 'NaN', 'x'), ('bl_000000000002', 'not an id', 1, 1, 'x'),
+		('bl_000000000002', 'ep_000000000009', 1, 1e9, 'x'), ('bl_000000000002', 'ep_00000000000a', -1, 1, 'x')`)
+	st := a.cycle()
+	if st.Share == nil || st.Share.Pulled != 5 {
+		t.Fatalf("sync: %+v", st.Share)
+	}
+	eps := a.episodes()
+	if len(eps) != 1 {
+		t.Fatalf("episodes taken: %+v", eps)
+	}
+	e := eps["ep_000000000001"]
+	if e.Type != episode.TypeEvent || e.Importance != 0.5 || len(e.Context) > 64<<10 || e.ProjectPath != root {
+		t.Errorf("episode not brought within bounds: type %q importance %v context %d bytes path %q", e.Type, e.Importance, len(e.Context), e.ProjectPath)
+	}
+	bs := a.beliefs()
+	b, ok := bs["bl_000000000002"]
+	if len(bs) != 1 || !ok {
+		t.Fatalf("beliefs taken: %+v", bs)
+	}
+	if b.Timeframe != belief.TimeCurrent || b.Alpha != 11 || b.Beta != 2 || len(b.Supporting) != 1 {
+		t.Errorf("belief: timeframe %q α %v β %v supporting %v", b.Timeframe, b.Alpha, b.Beta, b.Supporting)
+	}
+}

@@ -644,7 +644,8 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 				s.o.Log.Warn("share: unreadable episode on the server", "id", r.id, "err", err)
 				continue
 			}
-			if srv.ID != r.id {
+			if !srv.sane(r.id) {
+				s.o.Log.Warn("share: malformed episode on the server, not taken", "id", r.id)
 				continue
 			}
 			project, path, park, ok, err := s.place(ctx, r.space, srv.Scope, srv.ProjectKey)
@@ -684,7 +685,8 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 				s.o.Log.Warn("share: unreadable belief on the server", "id", r.id, "err", err)
 				continue
 			}
-			if srv.ID != r.id {
+			if !srv.sane(r.id) {
+				s.o.Log.Warn("share: malformed belief on the server, not taken", "id", r.id)
 				continue
 			}
 			project, path, park, ok, err := s.place(ctx, r.space, srv.Scope, srv.ProjectKey)
@@ -702,6 +704,7 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 			for _, e := range ev[r.id] {
 				records = append(records, e)
 			}
+			records = saneEvidence(records)
 			sortEvidence(records)
 			var lp *belief.Belief
 			m := srv
