@@ -64,10 +64,14 @@ func TestShareCommands(t *testing.T) {
 		return out + errOut
 	}
 
-	// Before init: a sync says what to do, and the cycle still succeeds.
-	out := run(a, 0, "run")
-	if !strings.Contains(out, "share: not synced") || !strings.Contains(out, "share init") {
-		t.Errorf("run before init: %s", out)
+	// Before init: status says what to do, and a cycle with nothing to
+	// share does not connect.
+	out := run(a, 0, "share", "status")
+	if !strings.Contains(out, "to pull:    unknown") || !strings.Contains(out, "run engram-worker share init") {
+		t.Errorf("share status before init: %s", out)
+	}
+	if out = run(a, 0, "run"); !strings.Contains(out, "share: pushed 0") {
+		t.Errorf("run before init, nothing shared: %s", out)
 	}
 	out = run(a, 0, "share", "init")
 	if !strings.Contains(out, "migrated from version 0 to 1") || !strings.Contains(out, "postgres://engram:xxxxx@") {
