@@ -95,6 +95,8 @@ func TestStress(t *testing.T) {
 	var writing atomic.Bool
 	writing.Store(true)
 	var kills, cycles, failedCycles atomic.Int64
+	var failMu sync.Mutex
+	failures := map[string]int{} // why a worker process not killed failed
 	half := make(chan struct{})
 	var halfOnce sync.Once
 	var wg sync.WaitGroup
@@ -111,18 +113,29 @@ func TestStress(t *testing.T) {
 				}
 				cmd := exec.Command(bin, args...)
 				cmd.Env = m.env
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
 				if err := cmd.Start(); err != nil {
 					t.Error(err)
 					return
 				}
+				killed := false
 				if r.IntN(3) == 0 {
 					time.Sleep(time.Duration(20+r.IntN(400)) * time.Millisecond)
 					if cmd.Process.Signal(syscall.SIGKILL) == nil {
 						kills.Add(1)
+						killed = true
 					}
 				}
-				if err := cmd.Wait(); err != nil {
+				if err := cmd.Wait(); err != nil && !(killed && strings.Contains(err.Error(), "killed")) {
 					failedCycles.Add(1)
+					why := stderr.String()
+					if i := strings.IndexAny(why, ":\n"); i > 0 && strings.HasPrefix(why, "engram-worker") {
+						why = why[:min(len(why), i+60)]
+					}
+					failMu.Lock()
+					failures[strings.TrimSpace(why)]++
+					failMu.Unlock()
 				}
 				cycles.Add(1)
 			}
@@ -172,7 +185,10 @@ func TestStress(t *testing.T) {
 	writers.Wait()
 	writing.Store(false)
 	wg.Wait()
-	t.Logf("%d turns per machine; %d worker processes, %d SIGKILLed, %d exited non-zero", turns, cycles.Load(), kills.Load(), failedCycles.Load())
+	t.Logf("%d turns per machine; %d worker processes, %d SIGKILLed, %d others failed", turns, cycles.Load(), kills.Load(), failedCycles.Load())
+	for why, n := range failures {
+		t.Logf("  %d× %s", n, why)
+	}
 	if kills.Load() == 0 {
 		t.Error("no worker was killed: the test proved nothing about kills")
 	}
