@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/hookio"
 	"github.com/engram-memory/engram/internal/redact"
 )
 
@@ -409,6 +410,16 @@ func (s *sharedEpisode) sane(id string) bool {
 		s.Importance = 0.5
 	}
 	s.Summary, s.Context = clip(s.Summary, maxSummary), clip(s.Context, maxContext)
+	if s.SessionID != "" && hookio.ValidSessionID(s.SessionID) != nil {
+		s.SessionID = ""
+	}
+	ids := s.SessionIDs[:0]
+	for _, id := range s.SessionIDs {
+		if hookio.ValidSessionID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	s.SessionIDs = ids
 	return true
 }
 

@@ -248,7 +248,7 @@ func TestMalformedServerRows(t *testing.T) {
 	huge := strings.Repeat("x", 200<<10)
 	srv.Exec(t, "engram_1", `INSERT INTO engram_items (id, kind, space, body, rev, origin) VALUES
 		('../../etc', 'episode', 'project:github.com/acme/api', '{"id": "../../etc", "summary": "s", "scope": "project", "content_hash": "h1"}', nextval('engram_rev'), 'x'),
-		('ep_000000000001', 'episode', 'project:github.com/acme/api', '{"id": "ep_000000000001", "summary": "fine", "context": "`+huge+`", "scope": "project", "type": "rumour", "importance": 7, "content_hash": "h2"}', nextval('engram_rev'), 'x'),
+		('ep_000000000001', 'episode', 'project:github.com/acme/api', '{"id": "ep_000000000001", "summary": "fine", "context": "`+huge+`", "scope": "project", "type": "rumour", "importance": 7, "content_hash": "h2", "session_id": "../../x", "session_ids": ["../../x", "s-1"]}', nextval('engram_rev'), 'x'),
 		('ep_000000000002', 'episode', 'project:github.com/acme/api', '{"id": "ep_000000000002", "summary": "global in a project space", "scope": "global", "content_hash": "h3"}', nextval('engram_rev'), 'x'),
 		('bl_000000000001', 'belief', 'project:github.com/acme/api', '{"id": "bl_000000000001", "statement": "Uses Go.", "scope": "project", "status": "gone"}', nextval('engram_rev'), 'x'),
 		('bl_000000000002', 'belief', 'project:github.com/acme/api', '{"id": "bl_000000000002", "statement": "Uses Go.", "scope": "project", "status": "active", "timeframe": "soon"}', nextval('engram_rev'), 'x');
@@ -264,6 +264,9 @@ func TestMalformedServerRows(t *testing.T) {
 		t.Fatalf("episodes taken: %+v", eps)
 	}
 	e := eps["ep_000000000001"]
+	if e.SessionID != "" || len(e.SessionIDs) != 1 || e.SessionIDs[0] != "s-1" {
+		t.Errorf("session ids not checked: %q %q", e.SessionID, e.SessionIDs)
+	}
 	if e.Type != episode.TypeEvent || e.Importance != 0.5 || len(e.Context) > 64<<10 || e.ProjectPath != root {
 		t.Errorf("episode not brought within bounds: type %q importance %v context %d bytes path %q", e.Type, e.Importance, len(e.Context), e.ProjectPath)
 	}
