@@ -206,7 +206,8 @@ func TestBadInputNeverHurts(t *testing.T) {
 	})
 }
 
-// The hooks must stay small and quick to start: no LLM client linked.
+// The hooks must stay small and quick to start: no LLM client linked, and
+// no PostgreSQL driver.
 func TestHooksDoNotLinkLLMClients(t *testing.T) {
 	for _, pkg := range []string{".", "../hook-stop"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
@@ -215,7 +216,9 @@ func TestHooksDoNotLinkLLMClients(t *testing.T) {
 		}
 		for _, forbidden := range []string{"github.com/sashabaranov/go-openai", "github.com/engram-memory/engram/internal/llm",
 			"github.com/engram-memory/engram/internal/embed/remote", "github.com/modelcontextprotocol/go-sdk",
-			"github.com/engram-memory/engram/internal/claudellm"} {
+			"github.com/engram-memory/engram/internal/claudellm",
+			// Sharing is the worker's: the hooks never touch the network.
+			"github.com/jackc/pgx/v5", "github.com/engram-memory/engram/internal/share"} {
 			for _, dep := range strings.Fields(string(out)) {
 				if dep == forbidden || strings.HasPrefix(dep, forbidden+"/") {
 					t.Errorf("%s links %s", pkg, dep)

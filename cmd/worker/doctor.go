@@ -18,6 +18,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
+	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/stophook"
 	"github.com/engram-memory/engram/internal/store"
@@ -121,6 +122,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
 		}
 		checkMemoryFiles(ctx, add, cfg, db)
+		checkShare(ctx, add, cfg, db)
 	}
 	if files, err := spool.List(cfg.SpoolDir()); err == nil && len(files) > 0 {
 		add("spool", "warn", "%d captures wait in %s (the next run stores them)", len(files), cfg.SpoolDir())
@@ -374,5 +376,40 @@ func checkLastRun(ctx context.Context, add func(name, status, format string, a .
 	}
 	if at, ok, err := db.OldestPending(ctx); err == nil && ok && now.Sub(at) > stophook.StaleAfter {
 		add("pending captures", "warn", "captures have waited for the worker since %s (%s)", at.UTC().Format(time.RFC3339), now.Sub(at).Round(time.Minute))
+	}
+}
+
+// checkShare reports on sharing: whether the server answers, and how far
+// behind this machine is in each direction.
+func checkShare(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config, db *store.DB) {
+	r, err := share.Inspect(ctx, db, cfg.ShareURL, cfg.SharePersonal, cfg.ShareURL != "")
+	switch {
+	case err != nil:
+		add("sharing", "fail", "%v", err)
+		return
+	case !r.Configured && len(r.Projects) == 0:
+		return // not used
+	case !r.Configured:
+		add("sharing", "warn", "%d projects enabled but ENGRAM_SHARE_URL is not set: %d changes wait on this machine", len(r.Projects), r.Pending)
+		return
+	}
+	last := "never synced"
+	if !r.LastOK.IsZero() {
+		last = fmt.Sprintf("last synced %s ago", time.Since(r.LastOK).Round(time.Second))
+	}
+	behind := int64(0)
+	for _, n := range r.Behind {
+		behind += n
+	}
+	switch {
+	case r.CheckError != "":
+		add("sharing", "warn", "%s: %s; %s, %d local changes wait to be pushed (memory keeps working locally)", r.URL, r.CheckError, last, r.Pending)
+	case r.LastError != "":
+		add("sharing", "warn", "%s: the last sync failed: %s; %s; %d changes to push, %d to pull", r.URL, r.LastError, last, r.Pending, behind)
+	case len(r.Projects) == 0 && !r.Personal:
+		add("sharing", "warn", "%s: no project is enabled (engram-worker share enable, inside a repository) and personal sync is off: nothing is shared", r.URL)
+	default:
+		add("sharing", "ok", "%s as %s: %d projects, personal sync %v; %s; %d changes to push, %d to pull", r.URL, r.Role,
+			len(r.Projects), r.Personal, last, r.Pending, behind)
 	}
 }

@@ -55,6 +55,7 @@ var commands = map[string]command{
 	"status":    {"show counts, the last run and the settings in use", cmdStatus},
 	"version":   {"print the version", cmdVersion},
 	"model":     {"install the sentence embedder's model (model install DIR) or show its state (model status)", cmdModel},
+	"share":     {"share memory through PostgreSQL: init, enable, disable, status, sync, --dry-run", cmdShare},
 	"mcp":       {"serve engram's memory tools to Claude Code over stdio (MCP; setup registers it)", cmdMCP},
 }
 

@@ -114,6 +114,14 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 				r.Episodes, r.Beliefs, comp.Embedder.Name(), r.Left)
 		}
 		fmt.Fprintln(e.stdout, beliefLine(st.Beliefs))
+		if sh := st.Share; sh != nil {
+			if st.ShareError != "" {
+				fmt.Fprintf(e.stdout, "share: not synced (%s); %d changes wait for the next cycle\n", st.ShareError, sh.Pending)
+			} else {
+				fmt.Fprintf(e.stdout, "share: pushed %d, forgotten %d; pulled %d (%d new, %d changed, %d removed) in %d ms\n",
+					sh.Pushed, sh.Tombstones, sh.Pulled, sh.Inserted, sh.Updated, sh.Deleted, sh.Millis)
+			}
+		}
 		p := st.Promotion
 		fmt.Fprintf(e.stdout, "MEMORY.md: %d promoted, %d demoted, %d removed, %d graduated, %d compressed, %d files written\n",
 			p.Promoted, p.Demoted, p.Removed, p.Graduated, p.Compressed, p.Files)

@@ -20,6 +20,7 @@ import (
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/setup"
+	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/stophook"
 	"github.com/engram-memory/engram/internal/worker"
@@ -79,6 +80,8 @@ type statusReport struct {
 	SearchIndex searchIndex `json:"search_index"`
 	// LLMToday is the claude backend's use today (ENGRAM_LLM=claude).
 	LLMToday *llmToday `json:"llm_today,omitempty"`
+	// Share is the state of sharing, when it is set up.
+	Share *share.Report `json:"share,omitempty"`
 	// Schedulers are what runs the worker; SelfSchedule, whether the Stop
 	// hook starts it where nothing does; WorkerStale, whether it has not
 	// run for longer than twice its interval; OldestPending, since when
@@ -265,6 +268,11 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if r.SearchIndex, err = inspectIndex(ctx, s); err != nil {
 		return err
 	}
+	if sr, err := share.Inspect(ctx, s.db, s.cfg.ShareURL, s.cfg.SharePersonal, s.cfg.ShareURL != ""); err != nil {
+		return err
+	} else if sr.Configured || len(sr.Projects) > 0 {
+		r.Share = &sr
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -328,6 +336,11 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "extractor:  %s\nembedder:   %s\n", r.Extractor, r.Embedder)
 	if r.LLMToday != nil {
 		fmt.Fprintln(e.stdout, r.LLMToday.line(time.Now()))
+	}
+	if r.Share != nil {
+		for _, l := range shareLines(*r.Share) {
+			fmt.Fprintln(e.stdout, l)
+		}
 	}
 	fmt.Fprintln(e.stdout, modelLine(r.Model))
 	if r.Model.Installed && r.Model.Enabled && r.Embedder == minilm.Name && r.Episodes > 0 {

@@ -113,6 +113,15 @@ type Config struct {
 	// CompressAfter is how long an episode must have gone unchanged and
 	// never recalled before its full context is dropped.
 	CompressAfter time.Duration `split_words:"true" default:"2160h"`
+
+	// ShareURL names the PostgreSQL database memories are shared through
+	// (postgres://…; its roles and TLS settings apply). Empty: nothing is
+	// shared. It belongs in $ENGRAM_HOME/env (0600): engram stores its
+	// password nowhere else and never prints it.
+	ShareURL string `split_words:"true"`
+	// SharePersonal shares this person's global memory too (personal sync
+	// between their machines), in a space only their database role reads.
+	SharePersonal bool `split_words:"true" default:"false"`
 }
 
 // Load reads the configuration from the process environment.
@@ -226,6 +235,10 @@ func (c *Config) validate() error {
 		if v != "" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
 			errs = append(errs, fmt.Errorf("%s=%q: must start with http:// or https://", name, v))
 		}
+	}
+	if c.ShareURL != "" && !strings.HasPrefix(c.ShareURL, "postgres://") && !strings.HasPrefix(c.ShareURL, "postgresql://") {
+		// The value may hold a password: it is not repeated.
+		errs = append(errs, errors.New("ENGRAM_SHARE_URL: must start with postgres:// or postgresql://"))
 	}
 	return errors.Join(errs...)
 }

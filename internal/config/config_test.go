@@ -104,3 +104,18 @@ func TestBackendChoice(t *testing.T) {
 		}
 	}
 }
+
+func TestShareURL(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("ENGRAM_SHARE_URL", "mysql://root:hunter2@db/x")
+	_, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "ENGRAM_SHARE_URL: must start with postgres://") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("a bad URL: %v", err)
+	}
+	t.Setenv("ENGRAM_SHARE_URL", "postgresql://ann:pw@db/engram")
+	t.Setenv("ENGRAM_SHARE_PERSONAL", "true")
+	c, err := Load()
+	if err != nil || c.ShareURL != "postgresql://ann:pw@db/engram" || !c.SharePersonal {
+		t.Fatalf("%+v %v", c, err)
+	}
+}

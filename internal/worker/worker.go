@@ -22,6 +22,7 @@ import (
 	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recollect"
+	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -63,6 +64,8 @@ type Stats struct {
 	Recall        recollect.BuildStats `json:"recall"`
 	Neighbours    int                  `json:"neighbour_files"`
 	Promotion     promote.Stats        `json:"promotion"`
+	Share         *share.Stats         `json:"share,omitempty"`
+	ShareError    string               `json:"share_error,omitempty"`
 	Millis        int64                `json:"ms"`
 }
 
@@ -112,6 +115,26 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation, Progress: comp.BeliefProgress}}
 	if st.Beliefs, err = c.Run(ctx, time.Now()); err != nil {
 		return st, fmt.Errorf("consolidate beliefs: %w", err)
+	}
+	if cfg.ShareURL != "" {
+		// After consolidation, so that an episode and the belief it formed
+		// leave together; before the recollections, so that what was
+		// pulled is recallable at once. A server that cannot be reached
+		// costs this step only: the cycle goes on, and the next one pushes
+		// what is queued.
+		ss, serr := share.Sync(ctx, db, share.Options{URL: cfg.ShareURL, Personal: cfg.SharePersonal,
+			Embedder: comp.Embedder, Log: log})
+		st.Share = &ss
+		if serr != nil {
+			if ctx.Err() != nil {
+				return st, ctx.Err()
+			}
+			st.ShareError = serr.Error()
+			log.Warn("share: sync failed; memory stays local until the next cycle", "err", serr, "pending", ss.Pending)
+		} else if ss.Pushed+ss.Tombstones+ss.Pulled > 0 {
+			log.Info("share: synced", "pushed", ss.Pushed, "tombstones", ss.Tombstones, "pulled", ss.Pulled,
+				"inserted", ss.Inserted, "updated", ss.Updated, "deleted", ss.Deleted, "ms", ss.Millis)
+		}
 	}
 	if st.Recall, err = recollect.Build(ctx, db, cfg.Home, recollect.BuildOptions{}, time.Now()); err != nil {
 		return st, fmt.Errorf("recollections: %w", err)
