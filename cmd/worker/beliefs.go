@@ -132,3 +132,45 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 	}
 	return err
 }
+
+func cmdHistory(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("history", e.stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	flagArgs, ids := splitQuery(args)
+	if err := fs.Parse(flagArgs); err != nil {
+		return flagError(err)
+	}
+	ids = append(ids, fs.Args()...)
+	if len(ids) != 1 {
+		return usagef("want one id (ep_… or bl_…), got %d", len(ids))
+	}
+	id := ids[0]
+	if !store.MemoryIDRe.MatchString(id) {
+		return usagef("id %q: want ep_… (an episode) or bl_… (a belief) and 12 hex digits", id)
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	evs, err := s.db.History(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		// No event: a memory made before the history was kept, or none.
+		if _, err := memory.Load(ctx, s.db, id); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if evs == nil {
+			evs = []store.Event{}
+		}
+		return enc.Encode(evs)
+	}
+	memory.WriteHistory(e.stdout, id, evs)
+	return nil
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"time"
 
@@ -280,6 +281,7 @@ type cycle struct {
 	used    map[string]bool // episodes that are evidence of some belief
 	epCache map[string]episode.Episode
 	retired []retiredClaim // claims the user corrected, and since when
+	events  []store.Event  // the history of this cycle's changes, saved with them
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -634,6 +636,7 @@ func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 	}
 	b.PeakConfidence = b.Confidence()
 	s.add(b)
+	s.formed(b, "consolidate", fmt.Sprintf("clustered from %d episodes", len(sup)+len(con)+len(par)))
 	for _, l := range [][]string{sup, con, par} {
 		for _, id := range l {
 			s.used[id] = true
@@ -661,6 +664,7 @@ func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
 	if hasEvidence(b, e.ID) {
 		return true
 	}
+	before := snapshot(b)
 	switch rel {
 	case Supports:
 		b.Alpha++
@@ -683,6 +687,7 @@ func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
 	s.used[e.ID] = true
 	s.epCache[e.ID] = *e
 	s.dirty[b.ID] = true
+	s.record(b, relationAction(rel), e.ID, "", before)
 	return true
 }
 
@@ -744,6 +749,7 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 		return err
 	}
 	return s.c.DB.Beliefs(ctx, func(t *store.BeliefTx) error {
+		gone := map[string]bool{}
 		for _, id := range s.order {
 			if !s.dirty[id] {
 				continue
@@ -759,13 +765,56 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 				if errors.Is(err, store.ErrNotFound) {
 					// Forgotten by the user during the cycle: gone it stays.
 					s.log.Info("belief forgotten during consolidation", "id", id)
+					gone[id] = true
 					continue
 				}
 				return err
 			}
 		}
+		for _, ev := range s.events {
+			if gone[ev.MemoryID] {
+				continue // its forget left one event; this one would bring its words back
+			}
+			if err := t.RecordEvent(ev); err != nil {
+				return err
+			}
+		}
 		return t.SetMeta(CheckpointKey, string(v))
 	})
+}
+
+// snapshot is what a history event keeps of a belief's values: status,
+// confidence and evidence (the statement only where it is made).
+func snapshot(b *belief.Belief) map[string]any {
+	return map[string]any{"status": b.Status, "confidence": math.Round(b.Confidence()*1000) / 1000, "evidence": b.EvidenceCount}
+}
+
+// record adds a history event of b, its values now as After, to the
+// cycle's; they are saved with the change.
+func (s *cycle) record(b *belief.Belief, action, cause, detail string, before map[string]any) {
+	s.events = append(s.events, store.Event{At: s.now, MemoryID: b.ID, Action: action, Cause: cause, Detail: detail,
+		Before: before, After: snapshot(b)})
+}
+
+// formed records a new belief, with its statement and where it holds.
+func (s *cycle) formed(b *belief.Belief, cause, detail string) {
+	s.record(b, store.ActionFormed, cause, detail, nil)
+	ev := &s.events[len(s.events)-1]
+	ev.After["statement"], ev.After["scope"] = b.Statement, b.Scope
+	if b.Project != "" {
+		ev.After["project"] = b.Project
+	}
+}
+
+// relationAction is the history action of an episode's relation to a belief.
+func relationAction(rel Relation) string {
+	switch rel {
+	case Supports:
+		return store.ActionReinforced
+	case Contradicts:
+		return store.ActionContradicted
+	}
+	return store.ActionPartial
 }
 
 // partPath is the project path of a partition: "" for global scope.

@@ -37,10 +37,12 @@ func (s *cycle) gates(ctx context.Context) {
 			s.revise(ctx, b, pe, threshold)
 		}
 		if b.Status == belief.StatusActive && !s.fresh[id] && ArchiveGate(b, s.now) {
+			before := snapshot(b)
 			b.Status = belief.StatusArchived
 			b.UpdatedAt = s.now
 			s.dirty[id] = true
 			s.st.Archived++
+			s.record(b, store.ActionArchived, "consolidate", archiveReason(b, s.now), before)
 			s.log.Info("belief archived", "id", id, "confidence", b.Confidence(), "evidence", b.EvidenceCount)
 		}
 	}
@@ -184,8 +186,13 @@ func (s *cycle) revise(ctx context.Context, b *belief.Belief, pe int, threshold 
 		b.PeakConfidence, b.Confidence(), len(b.Contradicting), pe, threshold)
 	nb := s.child(ctx, b, c, ids, reason)
 	s.add(nb)
+	s.formed(nb, b.ID, "revision of "+b.ID)
+	before := snapshot(b)
+	before["statement"] = b.Statement
 	b.Status, b.Timeframe, b.UpdatedAt = belief.StatusRevised, belief.TimePast, s.now
 	b.Children = append(b.Children, nb.ID)
+	s.record(b, store.ActionRevised, "consolidate", reason, before)
+	s.events[len(s.events)-1].After["child"] = nb.ID
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.st.Revised++
 	s.log.Info("belief revised", "old", b.ID, "new", nb.ID, "statement", nb.Statement, "reason", reason)
@@ -218,8 +225,13 @@ func (s *cycle) split(ctx context.Context, b *belief.Belief) {
 	c := s.child(ctx, b, cb, idsOf(other), reason)
 	s.add(a)
 	s.add(c)
+	s.formed(a, b.ID, "split of "+b.ID)
+	s.formed(c, b.ID, "split of "+b.ID)
+	before := snapshot(b)
 	b.Status, b.UpdatedAt = belief.StatusSplit, s.now
 	b.Children = append(b.Children, a.ID, c.ID)
+	s.record(b, store.ActionSplit, "consolidate", reason, before)
+	s.events[len(s.events)-1].After["children"] = []string{a.ID, c.ID}
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.st.Split++
 	s.log.Info("belief split", "parent", b.ID, "children", []string{a.ID, c.ID})
@@ -261,6 +273,7 @@ func (s *cycle) merges() {
 }
 
 func (s *cycle) merge(keep, gone *belief.Belief) {
+	keepBefore, goneBefore := snapshot(keep), snapshot(gone)
 	added := 0
 	for _, id := range gone.Supporting {
 		if !hasEvidence(keep, id) {
@@ -295,6 +308,8 @@ func (s *cycle) merge(keep, gone *belief.Belief) {
 	s.dirty[keep.ID], s.dirty[gone.ID] = true, true
 	s.fresh[keep.ID], s.fresh[gone.ID] = true, true
 	s.st.Merged++
+	s.record(keep, store.ActionMerged, gone.ID, fmt.Sprintf("took %d episodes of %s", added, gone.ID), keepBefore)
+	s.record(gone, store.ActionMerged, keep.ID, "merged into "+keep.ID, goneBefore)
 	s.log.Info("beliefs merged", "kept", keep.ID, "merged", gone.ID, "evidence_moved", added)
 }
 
@@ -310,4 +325,12 @@ func twinSimilarity(a, b *belief.Belief) float64 {
 		return 0
 	}
 	return float64(embed.Cosine(a.Embedding, b.Embedding))
+}
+
+// archiveReason says which half of the archive gate held.
+func archiveReason(b *belief.Belief, now time.Time) string {
+	if b.Confidence() < ArchiveConfidence {
+		return fmt.Sprintf("confidence %.2f below %.2f", b.Confidence(), ArchiveConfidence)
+	}
+	return fmt.Sprintf("not reinforced for %d days, %d evidence", int(StaleAfter.Hours()/24), b.EvidenceCount)
 }

@@ -1,6 +1,6 @@
 // Package portable owns engram's export format: JSON Lines, one record per
-// line, each an object with a "kind" ("episode", later "belief") and the
-// record's fields. Export then import round-trips exactly, except for what
+// line, each an object with a "kind" ("episode", "belief", "event": one
+// change in a memory's history) and the record's fields. Export then import round-trips exactly, except for what
 // records which MEMORY.md files show a memory (an episode's graduated_at, a
 // belief's promoted_at and demoted_at): that is a fact about one machine's
 // files, not about the memory, so export leaves it out and import drops it,
@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +31,13 @@ import (
 const (
 	KindEpisode = "episode"
 	KindBelief  = "belief"
+	KindEvent   = "event"
 )
+
+type eventRecord struct {
+	Kind string `json:"kind"`
+	store.Event
+}
 
 type episodeRecord struct {
 	Kind string `json:"kind"`
@@ -46,10 +53,11 @@ type beliefRecord struct {
 type Data struct {
 	Episodes []episode.Episode
 	Beliefs  []belief.Belief
+	Events   []store.Event
 }
 
-// Export writes every episode, then every belief, to w and returns how many
-// records it wrote.
+// Export writes every episode, then every belief, then every history
+// event, to w and returns how many records it wrote.
 func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -65,6 +73,13 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	err = db.EachBelief(ctx, func(b belief.Belief) error {
 		n++
 		return enc.Encode(beliefRecord{Kind: KindBelief, Belief: machineFreeBelief(b)})
+	})
+	if err != nil {
+		return n, err
+	}
+	err = db.EachEvent(ctx, func(ev store.Event) error {
+		n++
+		return enc.Encode(eventRecord{Kind: KindEvent, Event: ev})
 	})
 	if err != nil {
 		return n, err
@@ -110,7 +125,7 @@ func Read(r io.Reader) (Data, error) {
 // read also returns the line of each record: episodes first, then beliefs.
 func read(r io.Reader) (Data, []int, error) {
 	var d Data
-	var epLines, blLines []int
+	var epLines, blLines, evLines []int
 	br := bufio.NewReaderSize(r, 1<<16)
 	seenID := map[string]int{}
 	seenHash := map[string]int{}
@@ -133,6 +148,22 @@ func read(r io.Reader) (Data, []int, error) {
 			return Data{}, nil, &LineError{line, fmt.Errorf("not a JSON object: %v", err)}
 		}
 		switch head.Kind {
+		case KindEvent:
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.DisallowUnknownFields()
+			var rec eventRecord
+			if err := dec.Decode(&rec); err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			if err := validateEvent(rec.Event); err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			d.Events = append(d.Events, rec.Event)
+			evLines = append(evLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return d, slices.Concat(epLines, blLines, evLines), nil
+			}
+			continue
 		case KindEpisode:
 		case KindBelief:
 			b, err := decodeBelief(data)
@@ -151,7 +182,7 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Beliefs = append(d.Beliefs, machineFreeBelief(b))
 			blLines = append(blLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, append(epLines, blLines...), nil
+				return d, slices.Concat(epLines, blLines, evLines), nil
 			}
 			continue
 		default:
@@ -186,7 +217,7 @@ func read(r io.Reader) (Data, []int, error) {
 			break
 		}
 	}
-	return d, append(epLines, blLines...), nil
+	return d, slices.Concat(epLines, blLines, evLines), nil
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -245,14 +276,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := db.Import(ctx, d.Episodes, d.Beliefs); err != nil {
+	if err := db.Import(ctx, d.Episodes, d.Beliefs, d.Events...); err != nil {
 		var re *store.RecordError
 		if errors.As(err, &re) {
 			return 0, &LineError{lines[re.Index], re.Err}
 		}
 		return 0, err
 	}
-	return len(d.Episodes) + len(d.Beliefs), nil
+	return len(d.Episodes) + len(d.Beliefs) + len(d.Events), nil
 }
 
 var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)
@@ -290,6 +321,18 @@ func validateBelief(b belief.Belief) error {
 		return fmt.Errorf("belief %s: missing created_at", b.ID)
 	case len(b.Embedding) > 0 && b.Embedder == "":
 		return fmt.Errorf("belief %s: embedding without embedder", b.ID)
+	}
+	return nil
+}
+
+func validateEvent(ev store.Event) error {
+	switch {
+	case !store.MemoryIDRe.MatchString(ev.MemoryID):
+		return fmt.Errorf("event: memory_id %q: want ep_… or bl_… and 12 hex digits", ev.MemoryID)
+	case !store.ValidAction(ev.Action):
+		return fmt.Errorf("event of %s: action %q is not one of %s", ev.MemoryID, ev.Action, strings.Join(store.Actions, ", "))
+	case ev.At.IsZero():
+		return fmt.Errorf("event of %s: missing at", ev.MemoryID)
 	}
 	return nil
 }

@@ -114,13 +114,16 @@ func (db *DB) CommitOutcomes(ctx context.Context, outs []Outcome) (IngestResult,
 					}
 					id = o.Episode.ID
 					res.Inserted++
+					if err := insertEvent(ctx, tx, episodeFormed(o.Episode, now, fmt.Sprintf("capture %d", o.CaptureID))); err != nil {
+						return err
+					}
 				} else {
 					id = existing
 					o.Merge = &EpisodeMerge{SessionID: o.Episode.SessionID, Entities: o.Episode.Entities, Importance: o.Episode.Importance}
 				}
 			}
 			if id != "" && id != idOf(o.Episode) {
-				if err := mergeEpisode(ctx, tx, id, o.Merge, now); err != nil {
+				if err := mergeEpisode(ctx, tx, id, o.Merge, now, fmt.Sprintf("capture %d", o.CaptureID)); err != nil {
 					return err
 				}
 				res.Merged++
@@ -249,7 +252,7 @@ func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 }
 
 // mergeEpisode adds a duplicate's or continuation's contribution to an episode.
-func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, now int64) error {
+func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, now int64, cause string) error {
 	if m == nil {
 		m = &EpisodeMerge{}
 	}
@@ -266,6 +269,7 @@ func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, n
 	var sessions, entities []string
 	_ = json.Unmarshal([]byte(sessionsJSON), &sessions)
 	_ = json.Unmarshal([]byte(entitiesJSON), &entities)
+	before := map[string]any{"importance": importance, "sessions": len(sessions), "context_bytes": len(context)}
 	if m.SessionID != "" {
 		sessions = appendUnique(sessions, m.SessionID)
 	}
@@ -287,7 +291,22 @@ func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, n
 	importance = math.Max(importance, m.Importance)
 	_, err = tx.ExecContext(ctx, "UPDATE episodes SET session_ids = ?, entities = ?, context = ?, importance = ?, updated_at = ? WHERE id = ?",
 		jsonOf(nonNil(sessions)), jsonOf(nonNil(entities)), context, importance, now, id)
-	return err
+	if err != nil {
+		return err
+	}
+	return insertEvent(ctx, tx, Event{At: fromMS(now), MemoryID: id, Action: ActionMerged, Cause: cause,
+		Detail: "a duplicate or continuation of the turn was added", Before: before,
+		After: map[string]any{"importance": importance, "sessions": len(sessions), "context_bytes": len(context)}})
+}
+
+// episodeFormed is the event of a new episode.
+func episodeFormed(e *episode.Episode, now int64, cause string) Event {
+	at := e.CreatedAt
+	if at.IsZero() {
+		at = fromMS(now)
+	}
+	return Event{At: at, MemoryID: e.ID, Action: ActionFormed, Cause: cause,
+		After: map[string]any{"type": e.Type, "importance": e.Importance, "scope": e.Scope}}
 }
 
 func appendUnique(list []string, s string) []string {
@@ -493,7 +512,9 @@ func (s *stmts) storedEpisode(e *episode.Episode, err error) error {
 }
 
 // ImportEpisodes inserts episodes in one transaction: all or nothing. An
-// episode whose id or content hash exists already is a *RecordError.
+// episode whose id or content hash exists already is a *RecordError. Each
+// one's history begins with a 'formed' event caused by "save" (the memory
+// tools store episodes this way).
 func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
@@ -502,6 +523,9 @@ func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 		for i := range eps {
 			if err := st.insertEpisode(&eps[i], now); err != nil {
 				return &RecordError{Index: i, Err: st.storedEpisode(&eps[i], err)}
+			}
+			if err := insertEvent(ctx, tx, episodeFormed(&eps[i], now, "save")); err != nil {
+				return err
 			}
 		}
 		return nil
