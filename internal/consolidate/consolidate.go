@@ -82,6 +82,9 @@ type Options struct {
 	// 2000).
 	PoolWindow time.Duration
 	PoolSize   int
+	// CommitmentTTL: a commitment with no date after it was stored
+	// decays this long after (DefaultCommitmentTTL).
+	CommitmentTTL time.Duration
 	// Force runs a cycle whatever the triggers say.
 	Force bool
 	// Progress, when set, is told after each batch of episodes how many of
@@ -100,6 +103,7 @@ func (o Options) withDefaults() Options {
 	o.MaxEpisodes = cmp.Or(o.MaxEpisodes, 500)
 	o.PoolWindow = cmp.Or(o.PoolWindow, 30*24*time.Hour)
 	o.PoolSize = cmp.Or(o.PoolSize, 2000)
+	o.CommitmentTTL = cmp.Or(o.CommitmentTTL, DefaultCommitmentTTL)
 	return o
 }
 
@@ -120,7 +124,11 @@ type Stats struct {
 	Split        int    `json:"split"`
 	Merged       int    `json:"merged"`
 	Archived     int    `json:"archived"`
-	Fallbacks    int    `json:"fallbacks"`
+	Expired      int    `json:"expired"`
+	// EpisodesExpired and EpisodesArchived: episodes whose lifetime ended.
+	EpisodesExpired  int `json:"episodes_expired,omitempty"`
+	EpisodesArchived int `json:"episodes_archived,omitempty"`
+	Fallbacks        int `json:"fallbacks"`
 	// Deferred is true when a budget ran out: the checkpoint stops before
 	// the first cluster not worked, and the next cycle goes on from there.
 	Deferred bool  `json:"deferred,omitempty"`
@@ -142,6 +150,7 @@ func (st *Stats) add(b Stats) {
 	st.Split += b.Split
 	st.Merged += b.Merged
 	st.Archived += b.Archived
+	st.Expired += b.Expired
 	st.Fallbacks += b.Fallbacks
 	st.Deferred = b.Deferred
 }
@@ -243,9 +252,13 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		}
 		cp = Checkpoint{Seq: next, At: now}
 	}
+	if st.EpisodesExpired, st.EpisodesArchived, err = c.episodeLifetimes(ctx, o, now); err != nil {
+		return st, err
+	}
 	log.Info("consolidated", "episodes", st.Episodes, "clusters", st.Clusters, "created", st.Created,
 		"supported", st.Supported, "contradicted", st.Contradicted, "revised", st.Revised, "split", st.Split,
-		"merged", st.Merged, "archived", st.Archived, "deferred", st.Deferred)
+		"merged", st.Merged, "archived", st.Archived, "expired", st.Expired, "episodes_expired", st.EpisodesExpired,
+		"episodes_archived", st.EpisodesArchived, "deferred", st.Deferred)
 	return st, nil
 }
 
@@ -631,6 +644,7 @@ func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 		EvidenceCount: len(sup) + len(con) + len(par), Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
 	}
+	b.Kind, b.Speculative, b.DueAt = kindOf(cand.Episodes, sup)
 	if len(vec) == 0 {
 		b.Embedder = ""
 	}
@@ -670,6 +684,7 @@ func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
 		b.Alpha++
 		b.Supporting = append(b.Supporting, e.ID)
 		b.LastReinforcedAt = s.now
+		confirm(b, e)
 		s.st.Supported++
 	case Contradicts:
 		b.Beta++
@@ -786,7 +801,11 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 // snapshot is what a history event keeps of a belief's values: status,
 // confidence and evidence (the statement only where it is made).
 func snapshot(b *belief.Belief) map[string]any {
-	return map[string]any{"status": b.Status, "confidence": math.Round(b.Confidence()*1000) / 1000, "evidence": b.EvidenceCount}
+	v := map[string]any{"status": b.Status, "confidence": math.Round(b.Confidence()*1000) / 1000, "evidence": b.EvidenceCount}
+	if b.Speculative {
+		v["speculative"] = true
+	}
+	return v
 }
 
 // record adds a history event of b, its values now as After, to the
@@ -800,7 +819,10 @@ func (s *cycle) record(b *belief.Belief, action, cause, detail string, before ma
 func (s *cycle) formed(b *belief.Belief, cause, detail string) {
 	s.record(b, store.ActionFormed, cause, detail, nil)
 	ev := &s.events[len(s.events)-1]
-	ev.After["statement"], ev.After["scope"] = b.Statement, b.Scope
+	ev.After["statement"], ev.After["scope"], ev.After["kind"] = b.Statement, b.Scope, b.Kind
+	if !b.DueAt.IsZero() {
+		ev.After["due"] = b.DueAt.Format("2006-01-02")
+	}
 	if b.Project != "" {
 		ev.After["project"] = b.Project
 	}

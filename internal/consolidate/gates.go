@@ -36,6 +36,15 @@ func (s *cycle) gates(ctx context.Context) {
 		case ReviseGate(b) && float64(pe) > threshold:
 			s.revise(ctx, b, pe, threshold)
 		}
+		if why, ok := ExpireGate(b, s.now, s.o.CommitmentTTL); ok && !s.fresh[id] {
+			before := snapshot(b)
+			b.Status = belief.StatusExpired
+			b.UpdatedAt = s.now
+			s.dirty[id] = true
+			s.st.Expired++
+			s.record(b, store.ActionExpired, "consolidate", why, before)
+			s.log.Info("belief expired", "id", id, "why", why)
+		}
 		if b.Status == belief.StatusActive && !s.fresh[id] && ArchiveGate(b, s.now) {
 			before := snapshot(b)
 			b.Status = belief.StatusArchived
@@ -156,6 +165,7 @@ func (s *cycle) child(ctx context.Context, parent *belief.Belief, c Candidate, s
 			OldConfidence: parent.Confidence(), Reason: reason}),
 		Status: belief.StatusActive, EvidenceCount: len(support), Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
+		Kind: parent.Kind, DueAt: parent.DueAt,
 	}
 	if vec := s.embed(ctx, nb.Statement); len(vec) > 0 {
 		nb.Embedding, nb.Embedder = vec, s.embedderName()

@@ -284,6 +284,7 @@ func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
 		b.Alpha += w
 		b.Supporting = append(b.Supporting, e.ID)
 		b.LastReinforcedAt = s.now
+		confirm(b, e)
 		s.st.Supported++
 	case Contradicts:
 		b.Beta += w
@@ -332,6 +333,13 @@ func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, d
 		Alpha:     1 + w, Beta: 1, Scope: scope, Project: project, ProjectPath: path,
 		Supporting: []string{e.ID}, Status: belief.StatusActive, EvidenceCount: belief.StatedWeight, Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
+		Kind: episode.KindPreference, Speculative: e.Speculative,
+	}
+	if c.class == classFact {
+		b.Kind = episode.KindFact
+		if e.Kind == episode.KindRelationship || e.Kind == episode.KindEntity {
+			b.Kind = e.Kind
+		}
 	}
 	if vec := s.embed(ctx, b.Statement); len(vec) > 0 {
 		b.Embedding, b.Embedder = vec, s.embedderName()

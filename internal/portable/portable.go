@@ -252,6 +252,10 @@ func validate(e episode.Episode) error {
 		return fmt.Errorf("episode %s: scope %q: want project or global", e.ID, e.Scope)
 	case math.IsNaN(e.Importance) || e.Importance < 0 || e.Importance > 1:
 		return fmt.Errorf("episode %s: importance %v: want 0..1", e.ID, e.Importance)
+	case e.Kind != "" && !episode.ValidKind(e.Kind):
+		return fmt.Errorf("episode %s: kind %q is not one of %s", e.ID, e.Kind, strings.Join(episode.Kinds, ", "))
+	case e.Lifecycle != "" && e.Lifecycle != episode.LifecycleArchived && e.Lifecycle != episode.LifecycleExpired:
+		return fmt.Errorf("episode %s: lifecycle %q: want archived, expired or none", e.ID, e.Lifecycle)
 	case e.ContentHash == "":
 		return fmt.Errorf("episode %s: empty content_hash", e.ID)
 	case e.CreatedAt.IsZero():
@@ -297,7 +301,7 @@ func decodeBelief(data []byte) (belief.Belief, error) {
 }
 
 var validStatus = map[string]bool{belief.StatusActive: true, belief.StatusRevised: true, belief.StatusMerged: true,
-	belief.StatusSplit: true, belief.StatusArchived: true}
+	belief.StatusSplit: true, belief.StatusArchived: true, belief.StatusExpired: true}
 
 var validTimeframe = map[string]bool{belief.TimeCurrent: true, belief.TimePast: true, belief.TimeAlways: true}
 
@@ -308,7 +312,9 @@ func validateBelief(b belief.Belief) error {
 	case strings.TrimSpace(b.Statement) == "":
 		return fmt.Errorf("belief %s: empty statement", b.ID)
 	case !validStatus[b.Status]:
-		return fmt.Errorf("belief %s: status %q is not one of active, revised, merged, split, archived", b.ID, b.Status)
+		return fmt.Errorf("belief %s: status %q is not one of active, revised, merged, split, archived, expired", b.ID, b.Status)
+	case b.Kind != "" && !episode.ValidKind(b.Kind):
+		return fmt.Errorf("belief %s: kind %q is not one of %s", b.ID, b.Kind, strings.Join(episode.Kinds, ", "))
 	case !validTimeframe[b.Timeframe]:
 		return fmt.Errorf("belief %s: timeframe %q is not one of current, past, always", b.ID, b.Timeframe)
 	case b.Scope != episode.ScopeProject && b.Scope != episode.ScopeGlobal:

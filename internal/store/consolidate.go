@@ -111,7 +111,7 @@ func (t *BeliefTx) SetMeta(key, value string) error {
 
 // UpdateEvidence rewrites what consolidation owns of an existing belief:
 // its statement and structured fields, confidence, evidence, lineage,
-// embedding and status. Access columns (written by recall and expand) and
+// embedding, status, kind and lifetime. Access columns (written by recall and expand) and
 // promotion columns (written by the MEMORY.md cycle) are left as they are,
 // so that a concurrent access is never overwritten by a stale copy.
 func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
@@ -122,11 +122,11 @@ func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
 	res, err := t.tx.ExecContext(t.ctx, `UPDATE beliefs SET statement=?, subject=?, predicate=?, context=?, timeframe=?,
 		confidence_alpha=?, confidence_beta=?, supporting_episodes=?, contradicting_episodes=?, partial_episodes=?,
 		revision_history=?, parent_belief_id=?, child_belief_ids=?, embedding=?, embedder=?, status=?, evidence_count=?,
-		peak_confidence=?, updated_at=?, last_reinforced_at=? WHERE id=?`,
+		peak_confidence=?, updated_at=?, last_reinforced_at=?, kind=?, speculative=?, due_at=? WHERE id=?`,
 		b.Statement, b.Subject, b.Predicate, b.Context, b.Timeframe, b.Alpha, b.Beta, jsonOf(nonNil(b.Supporting)),
 		jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs), b.ParentID, jsonOf(nonNil(b.Children)),
 		vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.PeakConfidence, ms(b.UpdatedAt),
-		nullMS(b.LastReinforcedAt), b.ID)
+		nullMS(b.LastReinforcedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt), b.ID)
 	if err != nil {
 		return fmt.Errorf("update belief %s: %w", b.ID, err)
 	}

@@ -163,8 +163,9 @@ func episodeIDByHash(st *stmts, hash string) (string, error) {
 
 const insertEpisodeSQL = `INSERT INTO episodes(id, summary, context, entities, signals, importance, type, scope,
 		project, project_path, session_id, session_ids, content_hash, embedding, embedder, extractor,
-		occurred_at, created_at, updated_at, access_count, last_accessed_at, stability, compressed, graduated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		occurred_at, created_at, updated_at, access_count, last_accessed_at, stability, compressed, graduated_at,
+		kind, speculative, due_at, lifecycle)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // stmts prepares the statements a transaction repeats, once: parsing SQL
 // costs more than running these statements.
@@ -244,7 +245,8 @@ func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 	_, err := s.exec(insertEpisodeSQL,
 		e.ID, e.Summary, e.Context, jsonOf(nonNil(e.Entities)), jsonOf(nonNilSignals(e.Signals)), e.Importance, e.Type, e.Scope,
 		e.Project, e.ProjectPath, e.SessionID, jsonOf(nonNil(sessions)), e.ContentHash, vectorBlob(e.Embedding), e.Embedder, e.Extractor,
-		occurred, created, updated, e.AccessCount, nullMS(e.LastAccessedAt), stability, boolInt(e.Compressed), nullMS(e.GraduatedAt))
+		occurred, created, updated, e.AccessCount, nullMS(e.LastAccessedAt), stability, boolInt(e.Compressed), nullMS(e.GraduatedAt),
+		e.Kind, boolInt(e.Speculative), nullMS(e.DueAt), e.Lifecycle)
 	if err != nil {
 		return fmt.Errorf("insert episode %s: %w", e.ID, err)
 	}
@@ -342,18 +344,18 @@ func (db *DB) PreviousEpisodeStart(ctx context.Context, sessionID string, before
 
 const episodeCols = `id, summary, context, entities, signals, importance, type, scope, project, project_path, session_id,
 	session_ids, content_hash, embedding, embedder, extractor, occurred_at, created_at, updated_at, access_count,
-	last_accessed_at, stability, compressed, graduated_at`
+	last_accessed_at, stability, compressed, graduated_at, kind, speculative, due_at, lifecycle`
 
 func scanEpisode(sc interface{ Scan(...any) error }) (episode.Episode, error) {
 	var e episode.Episode
 	var entities, signals, sessions string
 	var emb []byte
 	var occurred, created, updated int64
-	var accessed, graduated sql.NullInt64
-	var compressed int
+	var accessed, graduated, due sql.NullInt64
+	var compressed, speculative int
 	err := sc.Scan(&e.ID, &e.Summary, &e.Context, &entities, &signals, &e.Importance, &e.Type, &e.Scope, &e.Project,
 		&e.ProjectPath, &e.SessionID, &sessions, &e.ContentHash, &emb, &e.Embedder, &e.Extractor, &occurred, &created,
-		&updated, &e.AccessCount, &accessed, &e.Stability, &compressed, &graduated)
+		&updated, &e.AccessCount, &accessed, &e.Stability, &compressed, &graduated, &e.Kind, &speculative, &due, &e.Lifecycle)
 	if err != nil {
 		return e, err
 	}
@@ -363,7 +365,7 @@ func scanEpisode(sc interface{ Scan(...any) error }) (episode.Episode, error) {
 	e.Embedding, _ = embed.Decode(emb)
 	e.OccurredAt, e.CreatedAt, e.UpdatedAt = fromMS(occurred), fromMS(created), fromMS(updated)
 	e.LastAccessedAt, e.GraduatedAt = fromMS(accessed.Int64), fromMS(graduated.Int64)
-	e.Compressed = compressed != 0
+	e.Compressed, e.Speculative, e.DueAt = compressed != 0, speculative != 0, fromMS(due.Int64)
 	return e, nil
 }
 

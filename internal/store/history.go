@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/engram-memory/engram/internal/episode"
 )
 
 // Actions of the history of a memory.
@@ -40,8 +42,13 @@ func ValidAction(a string) bool {
 	return false
 }
 
-// MemoryIDRe matches an episode or a belief id.
+// MemoryIDRe matches an episode or a belief id as engram makes them (what
+// the command line and an import accept).
 var MemoryIDRe = regexp.MustCompile(`^(ep|bl)_[0-9a-f]{12}$`)
+
+// storedIDRe is what an event's memory id must look like to be written:
+// the id of a row of the store, whatever made it.
+var storedIDRe = regexp.MustCompile(`^(ep|bl)_[0-9A-Za-z_-]{1,64}$`)
 
 // Event is one change of one memory. Before and After hold values of that
 // memory only (its statement, status, confidence, evidence, kind…), never
@@ -60,8 +67,8 @@ type Event struct {
 
 func (ev *Event) check() error {
 	switch {
-	case !MemoryIDRe.MatchString(ev.MemoryID):
-		return fmt.Errorf("history event: memory id %q: want ep_… or bl_… and 12 hex digits", ev.MemoryID)
+	case !storedIDRe.MatchString(ev.MemoryID):
+		return fmt.Errorf("history event: memory id %q: want ep_… or bl_…", ev.MemoryID)
 	case !ValidAction(ev.Action):
 		return fmt.Errorf("history event of %s: unknown action %q", ev.MemoryID, ev.Action)
 	case ev.At.IsZero():
@@ -183,4 +190,56 @@ func forgetHistory(ctx context.Context, tx *sql.Tx, id string, at time.Time) err
 		return fmt.Errorf("store: forget the history of %s: %w", id, err)
 	}
 	return insertEvent(ctx, tx, Event{At: at, MemoryID: id, Action: ActionForgotten, Cause: "forget"})
+}
+
+// LifetimeEpisodes returns the live episodes a lifetime may end: the
+// speculative ones, the commitments, and the facts less important than
+// maxFactImportance.
+func (db *DB) LifetimeEpisodes(ctx context.Context, maxFactImportance float64) ([]episode.Episode, error) {
+	return db.queryEpisodes(ctx, "lifetime episodes", "SELECT "+episodeCols+` FROM episodes
+		WHERE lifecycle = '' AND (speculative = 1 OR kind = 'commitment' OR (kind = 'fact' AND importance < ?)) ORDER BY seq`,
+		maxFactImportance)
+}
+
+// LifecycleChange takes one episode out of recall.
+type LifecycleChange struct {
+	ID     string
+	State  string // episode.LifecycleArchived or episode.LifecycleExpired
+	Detail string // why, in engram's words
+}
+
+// EndEpisodes applies lifecycle changes in one transaction, each with its
+// history event ('archived' or 'expired', caused by consolidation). An
+// episode gone or already out of recall is left alone. It returns how many
+// changed.
+func (db *DB) EndEpisodes(ctx context.Context, changes []LifecycleChange, at time.Time) (int, error) {
+	n := 0
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		n = 0
+		for _, c := range changes {
+			action := ActionArchived
+			switch c.State {
+			case episode.LifecycleArchived:
+			case episode.LifecycleExpired:
+				action = ActionExpired
+			default:
+				return fmt.Errorf("store: episode %s: lifecycle %q", c.ID, c.State)
+			}
+			res, err := tx.ExecContext(ctx, "UPDATE episodes SET lifecycle = ?, updated_at = ? WHERE id = ? AND lifecycle = ''",
+				c.State, ms(at), c.ID)
+			if err != nil {
+				return fmt.Errorf("store: end episode %s: %w", c.ID, err)
+			}
+			if k, _ := res.RowsAffected(); k == 0 {
+				continue
+			}
+			n++
+			if err := insertEvent(ctx, tx, Event{At: at, MemoryID: c.ID, Action: action, Cause: "consolidate", Detail: c.Detail,
+				Before: map[string]any{"lifecycle": "live"}, After: map[string]any{"lifecycle": c.State}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
 }

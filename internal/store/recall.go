@@ -33,12 +33,12 @@ func (db *DB) RecallProjects(ctx context.Context) ([]string, error) {
 
 // CandidateEpisodes returns the episodes a recollection file carries for a
 // scope (and project): the most important and the most recent, up to limit
-// of each, without repeats.
+// of each, without repeats; archived and expired ones are not recalled.
 func (db *DB) CandidateEpisodes(ctx context.Context, scope, projectPath string, limit int) ([]episode.Episode, error) {
-	where := "scope = 'global'"
+	where := "lifecycle = '' AND scope = 'global'"
 	args := []any{}
 	if scope == episode.ScopeProject {
-		where = "scope = 'project' AND project_path = ?"
+		where = "lifecycle = '' AND scope = 'project' AND project_path = ?"
 		args = append(args, projectPath)
 	}
 	q := "SELECT " + episodeCols + " FROM episodes WHERE seq IN (" +

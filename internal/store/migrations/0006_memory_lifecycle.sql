@@ -16,3 +16,28 @@ CREATE TABLE history (
   after     TEXT NOT NULL DEFAULT '{}'      -- and after
 );
 CREATE INDEX history_memory ON history(memory_id, seq);
+
+-- Kinds and lifetimes. Every episode and belief is of one kind (fact,
+-- preference, correction, entity, decision, relationship, principle,
+-- commitment, moment, skill); a speculative one (the user hedged) expires
+-- unless confirmed; a commitment decays after its date (due_at). An
+-- episode's lifecycle is '' while it is recalled, 'archived' or 'expired'
+-- once kept out of recall and MEMORY.md (still exported); a belief uses
+-- its status ('archived', 'expired').
+ALTER TABLE episodes ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN speculative INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN due_at INTEGER;                   -- ms
+ALTER TABLE episodes ADD COLUMN lifecycle TEXT NOT NULL DEFAULT '';
+ALTER TABLE beliefs ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE beliefs ADD COLUMN speculative INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE beliefs ADD COLUMN due_at INTEGER;                    -- ms
+UPDATE episodes SET kind = CASE type
+  WHEN 'preference' THEN 'preference' WHEN 'decision' THEN 'decision' WHEN 'correction' THEN 'correction'
+  WHEN 'fact' THEN 'fact' WHEN 'procedure' THEN 'skill' ELSE 'moment' END;
+UPDATE beliefs SET kind = CASE WHEN predicate IN ('prefers', 'avoids') THEN 'preference' ELSE 'fact' END;
+CREATE INDEX episodes_lifetime ON episodes(lifecycle, kind);
+CREATE INDEX beliefs_kind ON beliefs(kind);
+-- The search index follows an episode leaving recall as it follows a delete.
+CREATE TRIGGER episodes_cl AFTER UPDATE OF lifecycle ON episodes BEGIN
+  INSERT INTO episode_changes(seq) VALUES (new.seq);
+END;
