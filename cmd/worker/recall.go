@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/memory"
@@ -62,6 +63,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	r.FTSLimit = max(40, *limit*4)
 	now := time.Now()
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
+	recall.ExpandLinks(&res, recall.LoadLinks(s.cfg.Home), root)
 	if len(res.Episodes) > *limit {
 		res.Episodes = res.Episodes[:*limit]
 	}
@@ -196,7 +198,10 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		if c.Belief != nil {
 			c.Belief.Embedding = nil
-			return enc.Encode(c.Belief)
+			return enc.Encode(struct {
+				*belief.Belief
+				Links []memory.LinkedBelief `json:"links,omitempty"`
+			}{c.Belief, c.Links})
 		}
 		c.Episode.Embedding = nil
 		return enc.Encode(c.Episode)

@@ -286,15 +286,16 @@ type cycle struct {
 	now   time.Time
 	st    *Stats
 
-	beliefs map[string]*belief.Belief // active ones, and every one changed
-	order   []string                  // ids in load/creation order
-	dirty   map[string]bool
-	created map[string]bool
-	fresh   map[string]bool // created, revised, split or merged in this cycle
-	used    map[string]bool // episodes that are evidence of some belief
-	epCache map[string]episode.Episode
-	retired []retiredClaim // claims the user corrected, and since when
-	events  []store.Event  // the history of this cycle's changes, saved with them
+	beliefs  map[string]*belief.Belief // active ones, and every one changed
+	order    []string                  // ids in load/creation order
+	dirty    map[string]bool
+	created  map[string]bool
+	fresh    map[string]bool // created, revised, split or merged in this cycle
+	used     map[string]bool // episodes that are evidence of some belief
+	epCache  map[string]episode.Episode
+	retired  []retiredClaim // claims the user corrected, and since when
+	events   []store.Event  // the history of this cycle's changes, saved with them
+	newLinks []store.Link   // links of the beliefs made in this cycle
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -384,6 +385,7 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 	// a revision or split has to phrase a new belief, and then the local
 	// judge stands in.
 	s.gates(ctx)
+	s.newLinks = s.links(ctx)
 	return next, nil
 }
 
@@ -783,6 +785,11 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 					gone[id] = true
 					continue
 				}
+				return err
+			}
+		}
+		for _, l := range s.newLinks {
+			if err := t.Link(l.From, l.To, l.Similarity, l.At); err != nil {
 				return err
 			}
 		}

@@ -203,6 +203,7 @@ func (s *cycle) revise(ctx context.Context, b *belief.Belief, pe int, threshold 
 	b.Children = append(b.Children, nb.ID)
 	s.record(b, store.ActionRevised, "consolidate", reason, before)
 	s.events[len(s.events)-1].After["child"] = nb.ID
+	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.st.Revised++
 	s.log.Info("belief revised", "old", b.ID, "new", nb.ID, "statement", nb.Statement, "reason", reason)

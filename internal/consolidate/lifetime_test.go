@@ -218,3 +218,54 @@ func TestEpisodeEndThresholds(t *testing.T) {
 		}
 	}
 }
+
+// Beliefs formed in a cycle link to their related (not duplicate) active
+// neighbours, both ways, at most MaxLinks each; unrelated ones stay apart.
+func TestBeliefsLink(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	subjects := []string{"pytest fixtures", "pytest markers", "pytest plugins", "tabs"}
+	for i, s := range subjects {
+		for k := range 3 {
+			f.add(t0.Add(hours(i*3+k)), "I prefer "+s, pref(s))
+		}
+	}
+	f.run(t0.Add(hours(20)))
+	bs := f.beliefs(belief.StatusActive)
+	if len(bs) != len(subjects) {
+		t.Fatalf("beliefs: %v", statements(bs))
+	}
+	bySubject := map[string]string{}
+	for _, b := range bs {
+		bySubject[b.Subject] = b.ID
+	}
+	linked := func(a, b string) bool {
+		ls, err := f.db.Links(ctx, bySubject[a])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if l.To == bySubject[b] {
+				if l.Similarity < LexicalBand.Low || l.Similarity > LexicalBand.High {
+					t.Errorf("link %s → %s at %.2f, outside the band", a, b, l.Similarity)
+				}
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range [][2]string{{"pytest fixtures", "pytest markers"}, {"pytest fixtures", "pytest plugins"},
+		{"pytest markers", "pytest plugins"}} {
+		if !linked(p[0], p[1]) || !linked(p[1], p[0]) {
+			t.Errorf("%q and %q are not linked both ways", p[0], p[1])
+		}
+	}
+	for _, s := range subjects[:3] {
+		if linked("tabs", s) || linked(s, "tabs") {
+			t.Errorf("tabs is linked to %q", s)
+		}
+	}
+	if probs, err := f.db.LinkProblems(ctx); err != nil || len(probs) > 0 {
+		t.Fatalf("graph: %v %v", probs, err)
+	}
+}

@@ -314,6 +314,7 @@ func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 	s.noteRetired(b, at)
 	s.st.Revised++
 	s.record(b, store.ActionRevised, e.ID, "corrected by the user", before)
+	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.log.Info("belief corrected", "id", b.ID, "statement", b.Statement, "by", e.ID)
 }
 

@@ -75,6 +75,16 @@ func (e *NotFoundError) Is(target error) bool { return target == store.ErrNotFou
 type Card struct {
 	Episode *episode.Episode
 	Belief  *belief.Belief
+	// Links are a belief's links to related beliefs, with each one's
+	// statement.
+	Links []LinkedBelief
+}
+
+// LinkedBelief is a belief linked to the card's.
+type LinkedBelief struct {
+	ID         string  `json:"id"`
+	Statement  string  `json:"statement"`
+	Similarity float64 `json:"similarity"`
 }
 
 // ID is the card's memory id.
@@ -98,7 +108,17 @@ func Load(ctx context.Context, db *store.DB, id string) (Card, error) {
 		if err != nil {
 			return Card{}, err
 		}
-		return Card{Belief: &b}, nil
+		c := Card{Belief: &b}
+		links, err := db.Links(ctx, id)
+		if err != nil {
+			return Card{}, err
+		}
+		for _, l := range links {
+			if o, err := db.GetBelief(ctx, l.To); err == nil {
+				c.Links = append(c.Links, LinkedBelief{ID: o.ID, Statement: o.Statement, Similarity: l.Similarity})
+			}
+		}
+		return c, nil
 	}
 	ep, err := db.GetEpisode(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -116,6 +136,9 @@ func Write(w io.Writer, c Card) {
 	switch {
 	case c.Belief != nil:
 		writeBelief(w, *c.Belief)
+		for _, l := range c.Links {
+			fmt.Fprintf(w, "linked:     %s (similarity %.2f) %s\n", l.ID, l.Similarity, l.Statement)
+		}
 	case c.Episode != nil:
 		writeEpisode(w, *c.Episode)
 	}

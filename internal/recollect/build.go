@@ -161,6 +161,9 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	if err := write(recall.GlobalPath(home), episode.ScopeGlobal, ""); err != nil {
 		return st, err
 	}
+	if err := writeLinks(ctx, db, home, beliefs); err != nil {
+		return st, fmt.Errorf("write links: %w", err)
+	}
 	keep := map[string]bool{recall.GlobalPath(home): true}
 	for _, p := range projects {
 		path := recall.ProjectPath(home, p)
@@ -240,4 +243,34 @@ func CleanSessionFiles(home string, maxAge time.Duration, now time.Time) int {
 		}
 	}
 	return n
+}
+
+// writeLinks writes the links file: for each belief the recollection files
+// carry, the linked beliefs they carry too.
+func writeLinks(ctx context.Context, db *store.DB, home string, beliefs []store.BeliefCard) error {
+	byID := make(map[string]store.BeliefCard, len(beliefs))
+	for _, b := range beliefs {
+		byID[b.ID] = b
+	}
+	links, err := db.AllLinks(ctx)
+	if err != nil {
+		return err
+	}
+	out := map[string][]recall.Linked{}
+	for _, l := range links {
+		if _, ok := byID[l.From]; !ok {
+			continue
+		}
+		o, ok := byID[l.To]
+		if !ok {
+			continue
+		}
+		lk := recall.Linked{ID: o.ID, Text: o.Statement, At: o.LastReinforced, Confidence: float32(o.Confidence()),
+			Evidence: int32(o.EvidenceCount)}
+		if o.Scope == episode.ScopeProject {
+			lk.Project, lk.ProjectPath = o.Project, o.ProjectPath
+		}
+		out[l.From] = append(out[l.From], lk)
+	}
+	return recall.SaveLinks(home, out)
 }

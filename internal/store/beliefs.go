@@ -108,7 +108,7 @@ func (t *BeliefTx) Update(b *belief.Belief) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("belief %s: %w", b.ID, ErrNotFound)
 	}
-	return nil
+	return followStatus(t.ctx, t.tx, b, b.UpdatedAt)
 }
 
 // Get returns a belief inside the transaction.
@@ -204,7 +204,7 @@ func (db *DB) DeleteBelief(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("belief %s: %w", id, ErrNotFound)
 		}
-		return nil
+		return unlink(ctx, tx, id)
 	})
 }
 

@@ -133,7 +133,9 @@ func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("belief %s: %w", b.ID, ErrNotFound)
 	}
-	return nil
+	// A belief that leaves the active status takes its links along (a
+	// merged one hands them to its survivor).
+	return followStatus(t.ctx, t.tx, b, b.UpdatedAt)
 }
 
 // CountBeliefFTS counts the beliefs whose full-text index entry matches an

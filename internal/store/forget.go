@@ -39,6 +39,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 			if n, _ := res.RowsAffected(); n == 0 {
 				return fmt.Errorf("belief %s: %w", id, ErrNotFound)
 			}
+			if err := unlink(ctx, tx, id); err != nil {
+				return err
+			}
 			if err := forgetHistory(ctx, tx, id, now); err != nil {
 				return err
 			}

@@ -41,3 +41,15 @@ CREATE INDEX beliefs_kind ON beliefs(kind);
 CREATE TRIGGER episodes_cl AFTER UPDATE OF lifecycle ON episodes BEGIN
   INSERT INTO episode_changes(seq) VALUES (new.seq);
 END;
+
+-- Links between related active beliefs (related, not duplicates), stored
+-- both ways; a belief that leaves the active status takes its links with
+-- it (a merged one hands them to its survivor), a forgotten one too.
+CREATE TABLE belief_links (
+  belief_id  TEXT NOT NULL,
+  linked_id  TEXT NOT NULL,
+  similarity REAL NOT NULL,
+  created_at INTEGER NOT NULL,          -- ms
+  PRIMARY KEY (belief_id, linked_id)
+) WITHOUT ROWID;
+CREATE INDEX belief_links_linked ON belief_links(linked_id);

@@ -1,0 +1,153 @@
+package consolidate_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/memory"
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// TestLifecycleScenario: sessions captured and worked offline (local
+// extractor, local judge), over simulated weeks. Three related preferences
+// form and link; a prompt naming one subject recalls the linked neighbour
+// as the prompt hook would (recollection files and the links file written
+// by the worker); a hedged remark expires after 30 days unconfirmed; a
+// commitment decays after its date; the history of one belief tells its
+// whole story.
+func TestLifecycleScenario(t *testing.T) {
+	w := newStatedWorld(t)
+	ctx := context.Background()
+	// Day 1 (a Tuesday): three related preferences, a hedged remark and a
+	// promise with a date.
+	w.day(1, "I prefer pytest fixtures, always use them",
+		"I prefer pytest markers in every suite",
+		"I prefer pytest plugins for every project",
+		"maybe the flaky test comes from the cache, not sure yet",
+		"I'll send the migration plan on Friday.")
+	fixtures := w.expect("User prefers pytest fixtures.", belief.StatusActive, 4, 1)
+	markers := w.expect("User prefers pytest markers.", belief.StatusActive, 4, 1)
+	plugins := w.expect("User prefers pytest plugins.", belief.StatusActive, 4, 1)
+	for _, b := range []*belief.Belief{fixtures, markers, plugins} {
+		if b.Kind != episode.KindPreference {
+			t.Errorf("%s: kind %q, want preference", b.Statement, b.Kind)
+		}
+	}
+	links, err := w.db.Links(ctx, fixtures.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkedTo := map[string]bool{}
+	for _, l := range links {
+		linkedTo[l.To] = true
+	}
+	if !linkedTo[markers.ID] || !linkedTo[plugins.ID] {
+		w.dump()
+		t.Fatalf("links of %s: %+v; want %s and %s", fixtures.ID, links, markers.ID, plugins.ID)
+	}
+	eps := map[string]episode.Episode{}
+	if err := w.db.EachEpisode(ctx, func(e episode.Episode) error { eps[e.Summary] = e; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var spec, promise episode.Episode
+	for s, e := range eps {
+		switch {
+		case strings.Contains(s, "flaky test"):
+			spec = e
+		case strings.Contains(s, "migration plan"):
+			promise = e
+		}
+	}
+	if !spec.Speculative || promise.Kind != episode.KindCommitment || promise.DueAt.Format("2006-01-02") != "2026-05-08" {
+		t.Fatalf("hedged remark speculative %v; promise kind %q due %v", spec.Speculative, promise.Kind, promise.DueAt)
+	}
+
+	// Day 2: the prompt hook, asked about fixtures, brings the linked
+	// markers preference along at 0.8 of the fixtures belief's score.
+	home := t.TempDir()
+	now := day0.Add(2 * 24 * time.Hour)
+	if _, err := recollect.Build(ctx, w.db, home, recollect.BuildOptions{}, now); err != nil {
+		t.Fatal(err)
+	}
+	r := recall.New(home, nil)
+	res := r.Recall(ctx, recall.Query{Text: "where should the shared fixtures for the new tests live?", ProjectPath: "/src/tools", Now: now})
+	recall.ExpandLinks(&res, recall.LoadLinks(home), "/src/tools")
+	var parent, neighbour *recall.Candidate
+	for i := range res.Beliefs {
+		switch res.Beliefs[i].ID {
+		case fixtures.ID:
+			parent = &res.Beliefs[i]
+		case markers.ID, plugins.ID:
+			if res.Beliefs[i].Linked == fixtures.ID && neighbour == nil {
+				neighbour = &res.Beliefs[i]
+			}
+		}
+	}
+	if parent == nil || neighbour == nil || neighbour.Score != recall.LinkDiscount*parent.Score {
+		t.Fatalf("recall: %+v", res.Beliefs)
+	}
+	text, _ := recall.Format(res, recall.DefaultLimits, now)
+	if !strings.Contains(text, fixtures.Statement[:20]) || !strings.Contains(text, neighbour.Text) {
+		t.Fatalf("injected context holds the fixtures belief and not its neighbour %q:\n%s", neighbour.Text, text)
+	}
+
+	// Day 3: fixtures restated; day 10, the user turns away from them.
+	w.day(3, "I prefer pytest fixtures over setUp methods in every file I write")
+	w.day(5, "a note about the release")
+	st := w.day(10, "Stop using pytest fixtures, they hide the setup; switch to plain helpers")
+	if st.Revised < 1 {
+		w.dump()
+		t.Fatalf("day 10: %+v", st)
+	}
+	// The promise's date (Friday, day 4) has passed: it decayed at the
+	// first cycle after it.
+	e, err := w.db.GetEpisode(ctx, promise.ID)
+	if err != nil || e.Lifecycle != episode.LifecycleExpired {
+		t.Fatalf("commitment after its date: %q %v", e.Lifecycle, err)
+	}
+	if e, _ := w.db.GetEpisode(ctx, spec.ID); e.Lifecycle != "" {
+		t.Fatalf("the hedged remark ended before 30 days: %q", e.Lifecycle)
+	}
+	// Day 32: thirty days unconfirmed, the hedged remark expires.
+	w.day(32, "another note about the release")
+	if e, _ := w.db.GetEpisode(ctx, spec.ID); e.Lifecycle != episode.LifecycleExpired {
+		t.Fatalf("the hedged remark after 31 days: %q", e.Lifecycle)
+	}
+
+	// The history of the fixtures belief, as `engram-worker history` prints it.
+	evs, err := w.db.History(ctx, fixtures.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	memory.WriteHistory(&out, fixtures.ID, evs)
+	t.Logf("history:\n%s", out.String())
+	var actions []string
+	for _, ev := range evs {
+		actions = append(actions, ev.Action)
+	}
+	want := []string{store.ActionFormed, store.ActionReinforced, store.ActionContradicted, store.ActionRevised}
+	if strings.Join(actions, " ") != strings.Join(want, " ") {
+		t.Fatalf("history %v, want %v:\n%s", actions, want, out.String())
+	}
+	for _, s := range []string{"formed", "stated by the user", `statement: "User prefers pytest fixtures."`,
+		"reinforced", "confidence: 0.8 → 0.875", "contradicted", "revised", "corrected by the user", `status: "active" → "revised"`} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("history lacks %q:\n%s", s, out.String())
+		}
+	}
+	// The revised belief left the graph; its successor stands on its own.
+	if probs, err := w.db.LinkProblems(ctx); err != nil || len(probs) > 0 {
+		t.Fatalf("graph: %v %v", probs, err)
+	}
+	if ls, _ := w.db.Links(ctx, fixtures.ID); len(ls) != 0 {
+		t.Fatalf("the revised belief keeps links: %+v", ls)
+	}
+}
