@@ -63,7 +63,9 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	r.FTSLimit = max(40, *limit*4)
 	now := time.Now()
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
-	recall.ExpandLinks(&res, recall.LoadLinks(s.cfg.Home), root)
+	g := recall.LoadGraph(s.cfg.Home)
+	recall.BoostSubjects(&res, g.Subjects, q)
+	recall.ExpandLinks(&res, g.Links, root)
 	if len(res.Episodes) > *limit {
 		res.Episodes = res.Episodes[:*limit]
 	}

@@ -78,7 +78,9 @@ func TestLifecycleScenario(t *testing.T) {
 	}
 	r := recall.New(home, nil)
 	res := r.Recall(ctx, recall.Query{Text: "where should the shared fixtures for the new tests live?", ProjectPath: "/src/tools", Now: now})
-	recall.ExpandLinks(&res, recall.LoadLinks(home), "/src/tools")
+	g := recall.LoadGraph(home)
+	recall.BoostSubjects(&res, g.Subjects, "where should the shared fixtures for the new tests live?")
+	recall.ExpandLinks(&res, g.Links, "/src/tools")
 	var parent, neighbour *recall.Candidate
 	for i := range res.Beliefs {
 		switch res.Beliefs[i].ID {
@@ -96,6 +98,24 @@ func TestLifecycleScenario(t *testing.T) {
 	text, _ := recall.Format(res, recall.DefaultLimits, now)
 	if !strings.Contains(text, fixtures.Statement[:20]) || !strings.Contains(text, neighbour.Text) {
 		t.Fatalf("injected context holds the fixtures belief and not its neighbour %q:\n%s", neighbour.Text, text)
+	}
+
+	// A prompt naming a subject raises the memories about it (bounded).
+	q := "do pytest plugins slow the suite down?"
+	res = r.Recall(ctx, recall.Query{Text: q, ProjectPath: "/src/tools", Now: now})
+	before := map[string]float64{}
+	for _, c := range res.Beliefs {
+		before[c.ID] = c.Score
+	}
+	recall.BoostSubjects(&res, g.Subjects, q)
+	if len(res.Beliefs) == 0 || res.Beliefs[0].ID != plugins.ID || res.Beliefs[0].Score <= before[plugins.ID] ||
+		res.Beliefs[0].Score > before[plugins.ID]*(1+recall.SubjectBoost)+1e-9 {
+		t.Fatalf("subject boost: %v → %+v", before, res.Beliefs)
+	}
+	for _, c := range res.Beliefs[1:] {
+		if c.Score != before[c.ID] {
+			t.Fatalf("%s, not about pytest plugins, changed score: %v → %v", c.ID, before[c.ID], c.Score)
+		}
 	}
 
 	// Day 3: fixtures restated; day 10, the user turns away from them.

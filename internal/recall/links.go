@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Links between beliefs, for the prompt hook: the worker writes, for every
 // belief a recollection file carries, the beliefs linked to it that a
-// recollection file carries too (recall/links.json); recall adds the
+// recollection file carries too (recall/graph.json); recall adds the
 // linked neighbours of its top beliefs at LinkDiscount of their parent's
 // score, and the belief bites are chosen from the lot as before, within
 // the same limits. The hook reads one small file and opens no database.
@@ -33,29 +35,38 @@ type Linked struct {
 	Evidence    int32     `json:"evidence"`
 }
 
-// LinksPath is the links file of a home.
-func LinksPath(home string) string { return filepath.Join(Dir(home), "links.json") }
+// Graph is what the worker precomputes about beliefs for the prompt hook:
+// each belief's links, and the subjects beliefs are about with the
+// memories about each (the beliefs, and the episodes that support them).
+type Graph struct {
+	Links    map[string][]Linked `json:"links,omitempty"`
+	Subjects map[string][]string `json:"subjects,omitempty"`
+}
 
-// SaveLinks writes the links file (0600, atomically).
-func SaveLinks(home string, links map[string][]Linked) error {
-	data, err := json.Marshal(links)
+// GraphPath is the graph file of a home.
+func GraphPath(home string) string { return filepath.Join(Dir(home), "graph.json") }
+
+// SaveGraph writes the graph file (0600, atomically).
+func SaveGraph(home string, g Graph) error {
+	data, err := json.Marshal(g)
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(LinksPath(home), data)
+	return WriteAtomic(GraphPath(home), data)
 }
 
-// LoadLinks reads the links file; a missing or broken one is no links.
-func LoadLinks(home string) map[string][]Linked {
-	data, err := os.ReadFile(LinksPath(home))
+// LoadGraph reads the graph file; a missing or broken one is an empty
+// graph.
+func LoadGraph(home string) Graph {
+	var g Graph
+	data, err := os.ReadFile(GraphPath(home))
 	if err != nil {
-		return nil
+		return Graph{}
 	}
-	var m map[string][]Linked
-	if json.Unmarshal(data, &m) != nil {
-		return nil
+	if json.Unmarshal(data, &g) != nil {
+		return Graph{}
 	}
-	return m
+	return g
 }
 
 // ExpandLinks adds to res the beliefs linked to its top LinkParents
@@ -90,4 +101,75 @@ func ExpandLinks(res *Result, links map[string][]Linked, projectPath string) {
 	}
 	res.Beliefs = append(res.Beliefs, added...)
 	slices.SortStableFunc(res.Beliefs, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+}
+
+// SubjectBoost is the bounded boost of a memory about a subject the prompt
+// names: its score is multiplied by 1 + SubjectBoost, once however many
+// subjects it is about.
+const SubjectBoost = 0.15
+
+// BoostSubjects raises the score of the found beliefs and episodes about a
+// subject the prompt names (a whole word or words of it, any case) by
+// SubjectBoost, and orders each list by score again. It finds nothing
+// new: it only reorders what recall found.
+func BoostSubjects(res *Result, subjects map[string][]string, prompt string) {
+	if len(subjects) == 0 || len(res.Beliefs)+len(res.Episodes) == 0 {
+		return
+	}
+	p := " " + strings.Join(subjectWords(clipQuery(prompt)), " ") + " "
+	about := map[string]bool{}
+	for subj, ids := range subjects {
+		if strings.Contains(p, " "+subj+" ") {
+			for _, id := range ids {
+				about[id] = true
+			}
+		}
+	}
+	if len(about) == 0 {
+		return
+	}
+	for _, list := range []*[]Candidate{&res.Beliefs, &res.Episodes} {
+		changed := false
+		for i := range *list {
+			if c := &(*list)[i]; about[c.ID] {
+				c.Score *= 1 + SubjectBoost
+				changed = true
+			}
+		}
+		if changed {
+			slices.SortStableFunc(*list, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+		}
+	}
+}
+
+// SubjectKey is how a subject is matched in a prompt: lower case, words
+// joined by single spaces ("" for one too short to name anything).
+func SubjectKey(s string) string {
+	k := strings.Join(subjectWords(s), " ")
+	if len(k) < 3 {
+		return ""
+	}
+	return k
+}
+
+// subjectWords are the lower-case words of s, singular; a word keeps the
+// dots, dashes, pluses and hashes inside it (fly.io, c++, c#), not a
+// sentence's full stop.
+func subjectWords(s string) []string {
+	ws := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '+' && r != '#'
+	})
+	out := ws[:0]
+	for _, w := range ws {
+		w = strings.Trim(w, ".-")
+		// A plural names the same subject ("pytest plugins", the belief's
+		// "pytest plugin").
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,15 +15,15 @@ func TestExpandLinks(t *testing.T) {
 		"bl_b": {{ID: "bl_n1", Text: "User prefers pytest markers."}, {ID: "bl_n2", Text: "User prefers pytest plugins."}},
 		"bl_d": {{ID: "bl_n3", Text: "linked to the fourth belief only"}},
 	}
-	if err := SaveLinks(home, links); err != nil {
+	if err := SaveGraph(home, Graph{Links: links}); err != nil {
 		t.Fatal(err)
 	}
-	if got := LoadLinks(home); len(got) != 3 || got["bl_a"][0].Text != "User prefers pytest markers." {
+	if got := LoadGraph(home).Links; len(got) != 3 || got["bl_a"][0].Text != "User prefers pytest markers." {
 		t.Fatalf("round trip: %+v", got)
 	}
 	res := Result{Beliefs: []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_a"}, Score: 1}, {Item: Item{Kind: KindBelief, ID: "bl_b"}, Score: 0.5},
 		{Item: Item{Kind: KindBelief, ID: "bl_c"}, Score: 0.45}, {Item: Item{Kind: KindBelief, ID: "bl_d"}, Score: 0.4}}}
-	ExpandLinks(&res, LoadLinks(home), "/p")
+	ExpandLinks(&res, LoadGraph(home).Links, "/p")
 	var ids []string
 	score := map[string]float64{}
 	for _, c := range res.Beliefs {
@@ -44,7 +45,49 @@ func TestExpandLinks(t *testing.T) {
 	if len(empty.Beliefs) != 0 {
 		t.Fatal("neighbours without a parent")
 	}
-	if LoadLinks(filepath.Join(home, "none")) != nil {
-		t.Fatal("a missing file read as links")
+	if g := LoadGraph(filepath.Join(home, "none")); g.Links != nil || g.Subjects != nil {
+		t.Fatal("a missing file read as a graph")
 	}
 }
+
+func TestBoostSubjects(t *testing.T) {
+	subjects := map[string][]string{"fly.io": {"bl_f", "ep_2"}, "pytest fixture": {"ep_3"}, "bun": {"bl_b"}}
+	mk := func() Result {
+		return Result{
+			Beliefs:  []Candidate{{Item: Item{ID: "bl_x"}, Score: 1}, {Item: Item{ID: "bl_f"}, Score: 0.9}, {Item: Item{ID: "bl_b"}, Score: 0.5}},
+			Episodes: []Candidate{{Item: Item{ID: "ep_1"}, Score: 0.5}, {Item: Item{ID: "ep_2"}, Score: 0.45}, {Item: Item{ID: "ep_3"}, Score: 0.2}},
+		}
+	}
+	ids := func(cs []Candidate) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	res := mk()
+	BoostSubjects(&res, subjects, "Why does the deploy to Fly.io fail? Our PYTEST fixtures pass.")
+	if got := ids(res.Beliefs); !slices.Equal(got, []string{"bl_f", "bl_x", "bl_b"}) || !closeTo(res.Beliefs[0].Score, 0.9*1.15) {
+		t.Fatalf("beliefs %v (%v)", got, res.Beliefs[0].Score)
+	}
+	if got := ids(res.Episodes); !slices.Equal(got, []string{"ep_2", "ep_1", "ep_3"}) || !closeTo(res.Episodes[2].Score, 0.2*1.15) {
+		t.Fatalf("episodes %v", got)
+	}
+	// Bounded: a memory about two named subjects is boosted once.
+	res = mk()
+	BoostSubjects(&res, map[string][]string{"fly.io": {"ep_2"}, "deploy": {"ep_2"}}, "deploy to fly.io")
+	if res.Episodes[0].ID != "ep_2" || !closeTo(res.Episodes[0].Score, 0.45*1.15) {
+		t.Fatalf("boosted twice: %+v", res.Episodes[0])
+	}
+	// Part of a word is no mention: "bundle" does not name bun.
+	res = mk()
+	BoostSubjects(&res, subjects, "the bundle is too big")
+	if res.Beliefs[2].Score != 0.5 {
+		t.Fatalf("bun boosted by bundle: %+v", res.Beliefs)
+	}
+	if SubjectKey("  Fly.io. ") != "fly.io" || SubjectKey("Go") != "" || SubjectKey("Pytest   Fixtures") != "pytest fixture" {
+		t.Fatalf("keys: %q %q %q", SubjectKey("  Fly.io. "), SubjectKey("Go"), SubjectKey("Pytest   Fixtures"))
+	}
+}
+
+func closeTo(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

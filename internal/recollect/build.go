@@ -161,8 +161,8 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	if err := write(recall.GlobalPath(home), episode.ScopeGlobal, ""); err != nil {
 		return st, err
 	}
-	if err := writeLinks(ctx, db, home, beliefs); err != nil {
-		return st, fmt.Errorf("write links: %w", err)
+	if err := writeGraph(ctx, db, home, beliefs); err != nil {
+		return st, fmt.Errorf("write the belief graph: %w", err)
 	}
 	keep := map[string]bool{recall.GlobalPath(home): true}
 	for _, p := range projects {
@@ -245,9 +245,10 @@ func CleanSessionFiles(home string, maxAge time.Duration, now time.Time) int {
 	return n
 }
 
-// writeLinks writes the links file: for each belief the recollection files
-// carry, the linked beliefs they carry too.
-func writeLinks(ctx context.Context, db *store.DB, home string, beliefs []store.BeliefCard) error {
+// writeGraph writes the graph file: for each belief the recollection
+// files carry, the linked beliefs they carry too; and for each subject of
+// those beliefs, the beliefs about it and the episodes that support them.
+func writeGraph(ctx context.Context, db *store.DB, home string, beliefs []store.BeliefCard) error {
 	byID := make(map[string]store.BeliefCard, len(beliefs))
 	for _, b := range beliefs {
 		byID[b.ID] = b
@@ -256,7 +257,7 @@ func writeLinks(ctx context.Context, db *store.DB, home string, beliefs []store.
 	if err != nil {
 		return err
 	}
-	out := map[string][]recall.Linked{}
+	g := recall.Graph{Links: map[string][]recall.Linked{}, Subjects: map[string][]string{}}
 	for _, l := range links {
 		if _, ok := byID[l.From]; !ok {
 			continue
@@ -270,7 +271,20 @@ func writeLinks(ctx context.Context, db *store.DB, home string, beliefs []store.
 		if o.Scope == episode.ScopeProject {
 			lk.Project, lk.ProjectPath = o.Project, o.ProjectPath
 		}
-		out[l.From] = append(out[l.From], lk)
+		g.Links[l.From] = append(g.Links[l.From], lk)
 	}
-	return recall.SaveLinks(home, out)
+	subjects, err := db.BeliefSubjects(ctx, 0.4)
+	if err != nil {
+		return err
+	}
+	for _, s := range subjects {
+		if k := recall.SubjectKey(s.Subject); k != "" && len(g.Subjects[k]) < maxSubjectIDs {
+			ids := append([]string{s.ID}, s.Supporting...)
+			g.Subjects[k] = append(g.Subjects[k], ids[:min(len(ids), maxSubjectIDs-len(g.Subjects[k]))]...)
+		}
+	}
+	return recall.SaveGraph(home, g)
 }
+
+// maxSubjectIDs bounds the memories listed for one subject.
+const maxSubjectIDs = 50
