@@ -77,6 +77,9 @@ type Belief struct {
 	Kind        string    `json:"memory_kind,omitempty"`
 	Speculative bool      `json:"speculative,omitempty"`
 	DueAt       time.Time `json:"due_at,omitzero"`
+	// Sources are the beliefs a meta-belief generalises (empty for any
+	// other belief).
+	Sources []string `json:"source_belief_ids,omitempty"`
 }
 
 // StatedWeight is the evidence one explicit statement counts as. A belief

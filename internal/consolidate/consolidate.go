@@ -125,6 +125,8 @@ type Stats struct {
 	Merged       int    `json:"merged"`
 	Archived     int    `json:"archived"`
 	Expired      int    `json:"expired"`
+	// Metas counts the meta-beliefs stated (also counted in Created).
+	Metas int `json:"metas,omitempty"`
 	// EpisodesExpired and EpisodesArchived: episodes whose lifetime ended.
 	EpisodesExpired  int `json:"episodes_expired,omitempty"`
 	EpisodesArchived int `json:"episodes_archived,omitempty"`
@@ -151,6 +153,7 @@ func (st *Stats) add(b Stats) {
 	st.Merged += b.Merged
 	st.Archived += b.Archived
 	st.Expired += b.Expired
+	st.Metas += b.Metas
 	st.Fallbacks += b.Fallbacks
 	st.Deferred = b.Deferred
 }
@@ -296,6 +299,8 @@ type cycle struct {
 	retired  []retiredClaim // claims the user corrected, and since when
 	events   []store.Event  // the history of this cycle's changes, saved with them
 	newLinks []store.Link   // links of the beliefs made in this cycle
+	// metaLinks link the meta-beliefs made in this cycle to their sources.
+	metaLinks []store.Link
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -788,7 +793,7 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 				return err
 			}
 		}
-		for _, l := range s.newLinks {
+		for _, l := range slices.Concat(s.metaLinks, s.newLinks) {
 			if err := t.Link(l.From, l.To, l.Similarity, l.At); err != nil {
 				return err
 			}

@@ -56,6 +56,7 @@ func (s *cycle) gates(ctx context.Context) {
 		}
 	}
 	s.merges()
+	s.metas(ctx)
 }
 
 // SplitGate: at least MinContradictions contradicting and MinSupports

@@ -16,7 +16,7 @@ import (
 const beliefCols = `id, statement, subject, predicate, context, timeframe, confidence_alpha, confidence_beta, scope, project,
 	project_path, supporting_episodes, contradicting_episodes, partial_episodes, revision_history, parent_belief_id,
 	child_belief_ids, embedding, embedder, status, evidence_count, stability, peak_confidence, created_at, updated_at,
-	last_reinforced_at, last_accessed_at, access_count, promoted_at, demoted_at, kind, speculative, due_at`
+	last_reinforced_at, last_accessed_at, access_count, promoted_at, demoted_at, kind, speculative, due_at, source_belief_ids`
 
 func beliefArgs(b *belief.Belief) []any {
 	revs := b.Revisions
@@ -27,7 +27,8 @@ func beliefArgs(b *belief.Belief) []any {
 		b.ProjectPath, jsonOf(nonNil(b.Supporting)), jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs),
 		b.ParentID, jsonOf(nonNil(b.Children)), vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.Stability,
 		b.PeakConfidence, ms(b.CreatedAt), ms(b.UpdatedAt), nullMS(b.LastReinforcedAt), nullMS(b.LastAccessedAt),
-		b.AccessCount, nullMS(b.PromotedAt), nullMS(b.DemotedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt)}
+		b.AccessCount, nullMS(b.PromotedAt), nullMS(b.DemotedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt),
+		jsonOf(nonNil(b.Sources))}
 }
 
 func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
@@ -37,10 +38,11 @@ func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
 	var created, updated int64
 	var reinforced, accessed, promoted, demoted, due sql.NullInt64
 	var speculative int
+	var sources string
 	err := sc.Scan(&b.ID, &b.Statement, &b.Subject, &b.Predicate, &b.Context, &b.Timeframe, &b.Alpha, &b.Beta, &b.Scope,
 		&b.Project, &b.ProjectPath, &sup, &con, &par, &revs, &b.ParentID, &kids, &emb, &b.Embedder, &b.Status,
 		&b.EvidenceCount, &b.Stability, &b.PeakConfidence, &created, &updated, &reinforced, &accessed, &b.AccessCount,
-		&promoted, &demoted, &b.Kind, &speculative, &due)
+		&promoted, &demoted, &b.Kind, &speculative, &due, &sources)
 	if err != nil {
 		return b, err
 	}
@@ -54,6 +56,10 @@ func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
 	b.LastReinforcedAt, b.LastAccessedAt = fromMS(reinforced.Int64), fromMS(accessed.Int64)
 	b.PromotedAt, b.DemotedAt = fromMS(promoted.Int64), fromMS(demoted.Int64)
 	b.Speculative, b.DueAt = speculative != 0, fromMS(due.Int64)
+	_ = json.Unmarshal([]byte(sources), &b.Sources)
+	if len(b.Sources) == 0 {
+		b.Sources = nil
+	}
 	return b, nil
 }
 
@@ -84,7 +90,7 @@ func (t *BeliefTx) Insert(b *belief.Belief) error {
 	if b.Stability <= 0 {
 		b.Stability = 1
 	}
-	_, err := t.tx.ExecContext(t.ctx, "INSERT INTO beliefs("+beliefCols+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	_, err := t.tx.ExecContext(t.ctx, "INSERT INTO beliefs("+beliefCols+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		beliefArgs(b)...)
 	if err != nil {
 		return fmt.Errorf("insert belief %s: %w", b.ID, err)
@@ -100,7 +106,7 @@ func (t *BeliefTx) Update(b *belief.Belief) error {
 		contradicting_episodes=?, partial_episodes=?, revision_history=?, parent_belief_id=?, child_belief_ids=?, embedding=?,
 		embedder=?, status=?, evidence_count=?, stability=?, peak_confidence=?, created_at=?, updated_at=?,
 		last_reinforced_at=?, last_accessed_at=?, access_count=?, promoted_at=?, demoted_at=?, kind=?, speculative=?,
-		due_at=? WHERE id=?`,
+		due_at=?, source_belief_ids=? WHERE id=?`,
 		append(args[1:], args[0])...)
 	if err != nil {
 		return fmt.Errorf("update belief %s: %w", b.ID, err)

@@ -122,11 +122,11 @@ func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
 	res, err := t.tx.ExecContext(t.ctx, `UPDATE beliefs SET statement=?, subject=?, predicate=?, context=?, timeframe=?,
 		confidence_alpha=?, confidence_beta=?, supporting_episodes=?, contradicting_episodes=?, partial_episodes=?,
 		revision_history=?, parent_belief_id=?, child_belief_ids=?, embedding=?, embedder=?, status=?, evidence_count=?,
-		peak_confidence=?, updated_at=?, last_reinforced_at=?, kind=?, speculative=?, due_at=? WHERE id=?`,
+		peak_confidence=?, updated_at=?, last_reinforced_at=?, kind=?, speculative=?, due_at=?, source_belief_ids=? WHERE id=?`,
 		b.Statement, b.Subject, b.Predicate, b.Context, b.Timeframe, b.Alpha, b.Beta, jsonOf(nonNil(b.Supporting)),
 		jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs), b.ParentID, jsonOf(nonNil(b.Children)),
 		vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.PeakConfidence, ms(b.UpdatedAt),
-		nullMS(b.LastReinforcedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt), b.ID)
+		nullMS(b.LastReinforcedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt), jsonOf(nonNil(b.Sources)), b.ID)
 	if err != nil {
 		return fmt.Errorf("update belief %s: %w", b.ID, err)
 	}

@@ -53,3 +53,7 @@ CREATE TABLE belief_links (
   PRIMARY KEY (belief_id, linked_id)
 ) WITHOUT ROWID;
 CREATE INDEX belief_links_linked ON belief_links(linked_id);
+
+-- A meta-belief (kind principle) states what several beliefs share; it
+-- names them, so that it is re-checked when one of them changes.
+ALTER TABLE beliefs ADD COLUMN source_belief_ids TEXT NOT NULL DEFAULT '[]';
