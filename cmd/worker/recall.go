@@ -64,8 +64,8 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	now := time.Now()
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	g := recall.LoadGraph(s.cfg.Home)
-	recall.BoostSubjects(&res, g.Subjects, q)
-	recall.ExpandLinks(&res, g.Links, root)
+	recall.BoostSubjects(&res, g, q)
+	recall.ExpandLinks(&res, g, root)
 	if len(res.Episodes) > *limit {
 		res.Episodes = res.Episodes[:*limit]
 	}

@@ -79,8 +79,8 @@ func TestLifecycleScenario(t *testing.T) {
 	r := recall.New(home, nil)
 	res := r.Recall(ctx, recall.Query{Text: "where should the shared fixtures for the new tests live?", ProjectPath: "/src/tools", Now: now})
 	g := recall.LoadGraph(home)
-	recall.BoostSubjects(&res, g.Subjects, "where should the shared fixtures for the new tests live?")
-	recall.ExpandLinks(&res, g.Links, "/src/tools")
+	recall.BoostSubjects(&res, g, "where should the shared fixtures for the new tests live?")
+	recall.ExpandLinks(&res, g, "/src/tools")
 	var parent, neighbour *recall.Candidate
 	for i := range res.Beliefs {
 		switch res.Beliefs[i].ID {
@@ -107,7 +107,7 @@ func TestLifecycleScenario(t *testing.T) {
 	for _, c := range res.Beliefs {
 		before[c.ID] = c.Score
 	}
-	recall.BoostSubjects(&res, g.Subjects, q)
+	recall.BoostSubjects(&res, g, q)
 	if len(res.Beliefs) == 0 || res.Beliefs[0].ID != plugins.ID || res.Beliefs[0].Score <= before[plugins.ID] ||
 		res.Beliefs[0].Score > before[plugins.ID]*(1+recall.SubjectBoost)+1e-9 {
 		t.Fatalf("subject boost: %v → %+v", before, res.Beliefs)

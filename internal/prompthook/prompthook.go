@@ -135,8 +135,8 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 		Exclude: recall.Injected(cfg.Home, session)})
 	if len(res.Beliefs)+len(res.Episodes) > 0 {
 		g := recall.LoadGraph(cfg.Home)
-		recall.BoostSubjects(&res, g.Subjects, in.Prompt)
-		recall.ExpandLinks(&res, g.Links, root)
+		recall.BoostSubjects(&res, g, in.Prompt)
+		recall.ExpandLinks(&res, g, root)
 	}
 	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
 	text, ids := recall.Format(res, recall.DefaultLimits, now)

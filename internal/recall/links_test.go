@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -18,12 +19,12 @@ func TestExpandLinks(t *testing.T) {
 	if err := SaveGraph(home, Graph{Links: links}); err != nil {
 		t.Fatal(err)
 	}
-	if got := LoadGraph(home).Links; len(got) != 3 || got["bl_a"][0].Text != "User prefers pytest markers." {
+	if got := LoadGraph(home).linksOf("bl_a"); len(got) != 4 || got[0].Text != "User prefers pytest markers." || got[3].ProjectPath != "/p" {
 		t.Fatalf("round trip: %+v", got)
 	}
 	res := Result{Beliefs: []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_a"}, Score: 1}, {Item: Item{Kind: KindBelief, ID: "bl_b"}, Score: 0.5},
 		{Item: Item{Kind: KindBelief, ID: "bl_c"}, Score: 0.45}, {Item: Item{Kind: KindBelief, ID: "bl_d"}, Score: 0.4}}}
-	ExpandLinks(&res, LoadGraph(home).Links, "/p")
+	ExpandLinks(&res, LoadGraph(home), "/p")
 	var ids []string
 	score := map[string]float64{}
 	for _, c := range res.Beliefs {
@@ -41,17 +42,24 @@ func TestExpandLinks(t *testing.T) {
 	}
 	// No beliefs, or no file: nothing changes.
 	empty := Result{}
-	ExpandLinks(&empty, links, "/p")
+	ExpandLinks(&empty, LoadGraph(home), "/p")
 	if len(empty.Beliefs) != 0 {
 		t.Fatal("neighbours without a parent")
 	}
-	if g := LoadGraph(filepath.Join(home, "none")); g.Links != nil || g.Subjects != nil {
+	if g := LoadGraph(filepath.Join(home, "none")); len(g.data) != 0 {
 		t.Fatal("a missing file read as a graph")
 	}
 }
 
 func TestBoostSubjects(t *testing.T) {
-	subjects := map[string][]string{"fly.io": {"bl_f", "ep_2"}, "pytest fixture": {"ep_3"}, "bun": {"bl_b"}}
+	graph := func(subjects map[string][]string) *GraphFile {
+		home := t.TempDir()
+		if err := SaveGraph(home, Graph{Subjects: subjects}); err != nil {
+			t.Fatal(err)
+		}
+		return LoadGraph(home)
+	}
+	subjects := graph(map[string][]string{"fly.io": {"bl_f", "ep_2"}, "pytest fixture": {"ep_3"}, "bun": {"bl_b"}})
 	mk := func() Result {
 		return Result{
 			Beliefs:  []Candidate{{Item: Item{ID: "bl_x"}, Score: 1}, {Item: Item{ID: "bl_f"}, Score: 0.9}, {Item: Item{ID: "bl_b"}, Score: 0.5}},
@@ -75,7 +83,7 @@ func TestBoostSubjects(t *testing.T) {
 	}
 	// Bounded: a memory about two named subjects is boosted once.
 	res = mk()
-	BoostSubjects(&res, map[string][]string{"fly.io": {"ep_2"}, "deploy": {"ep_2"}}, "deploy to fly.io")
+	BoostSubjects(&res, graph(map[string][]string{"fly.io": {"ep_2"}, "deploy": {"ep_2"}}), "deploy to fly.io")
 	if res.Episodes[0].ID != "ep_2" || !closeTo(res.Episodes[0].Score, 0.45*1.15) {
 		t.Fatalf("boosted twice: %+v", res.Episodes[0])
 	}
@@ -91,3 +99,36 @@ func TestBoostSubjects(t *testing.T) {
 }
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// BenchmarkGraphAtPrompt is what the prompt hook adds for links and
+// subjects: reading the graph file of a store with 2,000 beliefs (3 links
+// each, a subject each with 10 memories), boosting and expanding.
+func BenchmarkGraphAtPrompt(b *testing.B) {
+	home := b.TempDir()
+	g := Graph{Links: map[string][]Linked{}, Subjects: map[string][]string{}}
+	for i := range 2000 {
+		id := fmt.Sprintf("bl_%012x", i)
+		for k := range 3 {
+			g.Links[id] = append(g.Links[id], Linked{ID: fmt.Sprintf("bl_%012x", (i+k+1)%2000),
+				Text: "User prefers some tool for some purpose in this project.", Confidence: 0.8, Evidence: 5})
+		}
+		var ids []string
+		for k := range 10 {
+			ids = append(ids, fmt.Sprintf("ep_%012x", i*10+k))
+		}
+		g.Subjects[fmt.Sprintf("tool%d", i)] = ids
+	}
+	if err := SaveGraph(home, g); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		res := Result{Beliefs: []Candidate{{Item: Item{ID: "bl_000000000001"}, Score: 1}},
+			Episodes: []Candidate{{Item: Item{ID: "ep_000000000011"}, Score: 0.5}}}
+		gr := LoadGraph(home)
+		BoostSubjects(&res, gr, "does tool1 work with tool7 here?")
+		ExpandLinks(&res, gr, "")
+		if len(res.Beliefs) != 4 {
+			b.Fatalf("beliefs %d", len(res.Beliefs))
+		}
+	}
+}
