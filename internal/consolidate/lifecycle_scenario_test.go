@@ -3,12 +3,21 @@ package consolidate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/consolidate"
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/logx"
 	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/recollect"
@@ -169,5 +178,104 @@ func TestLifecycleScenario(t *testing.T) {
 	}
 	if ls, _ := w.db.Links(ctx, fixtures.ID); len(ls) != 0 {
 		t.Fatalf("the revised belief keeps links: %+v", ls)
+	}
+}
+
+// captureIn is capture in another project.
+func captureIn(t *testing.T, db *store.DB, project, session string, at time.Time, user string, offset map[string]int64) {
+	t.Helper()
+	reply := "Understood."
+	content := "User: " + user + "\n\nAssistant: " + reply
+	msgs, _ := json.Marshal([]extract.Block{{Role: "user", Kind: "text", Text: user}, {Role: "assistant", Kind: "text", Text: reply}})
+	start := offset[session]
+	offset[session] = start + 1000
+	path := "/home/u/.claude/projects/-src-" + project + "/" + session + ".jsonl"
+	_, err := db.CommitCaptures(context.Background(), store.CaptureCommit{
+		Session: store.Session{ID: session, TranscriptPath: path, Offset: start + 1000},
+		Captures: []store.Capture{{ByteStart: start, ByteEnd: start + 1000, TurnAt: at, Content: content, Messages: string(msgs),
+			ContentHash: content, TranscriptPath: path, ProjectPath: "/src/" + project, Project: project, CWD: "/src/" + project, Source: "stop"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMetaBeliefScenario: the same preference stated in three projects
+// forms three project beliefs and, from them, a principle of the user's,
+// linked to them; a prompt in a fourth project recalls the principle; when
+// one project turns away, the principle is re-checked and archived, and
+// its history says so.
+func TestMetaBeliefScenario(t *testing.T) {
+	w := newStatedWorld(t)
+	ctx := context.Background()
+	run := func(d int, turns map[string]string) consolidate.Stats {
+		t.Helper()
+		now := day0.Add(time.Duration(d) * 24 * time.Hour)
+		i := 0
+		for _, project := range slices.Sorted(maps.Keys(turns)) {
+			w.n++
+			captureIn(t, w.db, project, fmt.Sprintf("d%d-%s-%d", d, project, w.n), now.Add(time.Duration(i)*time.Minute), turns[project], w.offset)
+			i++
+		}
+		emb := embed.NewLocal()
+		p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: emb, Log: logx.Discard(), Concurrency: 1,
+			Now: func() time.Time { return now }}
+		if _, err := p.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := &consolidate.Consolidator{DB: w.db, Judge: consolidate.Local{}, Embedder: emb, Options: consolidate.Options{Force: true}}
+		st, err := c.Run(ctx, now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st := run(1, map[string]string{"api": "Never use testify in this repo", "web": "Never use testify in this repo",
+		"cli": "Never use testify in this repo"})
+	if st.Metas != 1 {
+		w.dump()
+		t.Fatalf("day 1: %+v", st)
+	}
+	m := w.expect("User avoids testify.", belief.StatusActive, 10, 1)
+	if m.Kind != episode.KindPrinciple || len(m.Sources) != 3 || m.Scope != episode.ScopeGlobal {
+		t.Fatalf("meta-belief: kind %q sources %v scope %s", m.Kind, m.Sources, m.Scope)
+	}
+	links, _ := w.db.Links(ctx, m.ID)
+	if len(links) != 3 {
+		t.Fatalf("links of the meta-belief: %+v", links)
+	}
+	// A prompt in a fourth project finds the principle.
+	home := t.TempDir()
+	now := day0.Add(2 * 24 * time.Hour)
+	if _, err := recollect.Build(ctx, w.db, home, recollect.BuildOptions{}, now); err != nil {
+		t.Fatal(err)
+	}
+	res := recall.New(home, nil).Recall(ctx, recall.Query{Text: "should the new tests use testify assertions?", ProjectPath: "/src/jobs", Now: now})
+	if len(res.Beliefs) == 0 || res.Beliefs[0].ID != m.ID {
+		t.Fatalf("recall in another project: %+v", res.Beliefs)
+	}
+	// The cli project turns to testify. A correction bears on the global
+	// beliefs of its claim too: the principle is retired with the cli
+	// belief at once (it never outranks its sources' contradictions), and
+	// its history tells so.
+	run(3, map[string]string{"cli": "Actually we now use testify in this repo, I prefer it"})
+	got, _ := w.db.GetBelief(ctx, m.ID)
+	if got.Status == belief.StatusActive {
+		w.dump()
+		t.Fatalf("principle after a source turned: %s", got.Status)
+	}
+	evs, _ := w.db.History(ctx, m.ID)
+	var out bytes.Buffer
+	memory.WriteHistory(&out, m.ID, evs)
+	t.Logf("history:\n%s", out.String())
+	var acts []string
+	for _, ev := range evs {
+		acts = append(acts, ev.Action)
+	}
+	if strings.Join(acts, " ") != "formed contradicted revised" || !strings.Contains(evs[0].Detail, "the principle of 3 beliefs in 3 projects") {
+		t.Fatalf("history:\n%s", out.String())
+	}
+	if ls, _ := w.db.Links(ctx, m.ID); len(ls) != 0 {
+		t.Fatalf("the retired principle keeps links: %+v", ls)
 	}
 }
