@@ -1,6 +1,7 @@
 // Package portable owns engram's export format: JSON Lines, one record per
 // line, each an object with a "kind" ("episode", "belief", "event": one
-// change in a memory's history) and the record's fields. Export then import round-trips exactly, except for what
+// change in a memory's history, "link": one belief's link to a related one)
+// and the record's fields. Export then import round-trips exactly, except for what
 // records which MEMORY.md files show a memory (an episode's graduated_at, a
 // belief's promoted_at and demoted_at): that is a fact about one machine's
 // files, not about the memory, so export leaves it out and import drops it,
@@ -32,7 +33,16 @@ const (
 	KindEpisode = "episode"
 	KindBelief  = "belief"
 	KindEvent   = "event"
+	KindLink    = "link"
 )
+
+type linkRecord struct {
+	Kind       string    `json:"kind"`
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Similarity float64   `json:"similarity"`
+	At         time.Time `json:"at"`
+}
 
 type eventRecord struct {
 	Kind string `json:"kind"`
@@ -54,10 +64,12 @@ type Data struct {
 	Episodes []episode.Episode
 	Beliefs  []belief.Belief
 	Events   []store.Event
+	Links    []store.Link
 }
 
 // Export writes every episode, then every belief, then every history
-// event, to w and returns how many records it wrote.
+// event, then every link (each direction a record), to w and returns how
+// many records it wrote.
 func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -83,6 +95,16 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	})
 	if err != nil {
 		return n, err
+	}
+	links, err := db.AllLinks(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, l := range links {
+		n++
+		if err := enc.Encode(linkRecord{Kind: KindLink, From: l.From, To: l.To, Similarity: l.Similarity, At: l.At}); err != nil {
+			return n, err
+		}
 	}
 	return n, bw.Flush()
 }
@@ -125,7 +147,7 @@ func Read(r io.Reader) (Data, error) {
 // read also returns the line of each record: episodes first, then beliefs.
 func read(r io.Reader) (Data, []int, error) {
 	var d Data
-	var epLines, blLines, evLines []int
+	var epLines, blLines, evLines, lkLines []int
 	br := bufio.NewReaderSize(r, 1<<16)
 	seenID := map[string]int{}
 	seenHash := map[string]int{}
@@ -148,6 +170,25 @@ func read(r io.Reader) (Data, []int, error) {
 			return Data{}, nil, &LineError{line, fmt.Errorf("not a JSON object: %v", err)}
 		}
 		switch head.Kind {
+		case KindLink:
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.DisallowUnknownFields()
+			var rec linkRecord
+			if err := dec.Decode(&rec); err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			if !beliefIDRe.MatchString(rec.From) || !beliefIDRe.MatchString(rec.To) {
+				return Data{}, nil, &LineError{line, fmt.Errorf("link %q → %q: want two belief ids (bl_ and 12 hex digits)", rec.From, rec.To)}
+			}
+			if math.IsNaN(rec.Similarity) || rec.Similarity < -1 || rec.Similarity > 1 {
+				return Data{}, nil, &LineError{line, fmt.Errorf("link %s → %s: similarity %v: want -1..1", rec.From, rec.To, rec.Similarity)}
+			}
+			d.Links = append(d.Links, store.Link{From: rec.From, To: rec.To, Similarity: rec.Similarity, At: rec.At})
+			lkLines = append(lkLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+			}
+			continue
 		case KindEvent:
 			dec := json.NewDecoder(strings.NewReader(string(data)))
 			dec.DisallowUnknownFields()
@@ -161,7 +202,7 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Events = append(d.Events, rec.Event)
 			evLines = append(evLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, slices.Concat(epLines, blLines, evLines), nil
+				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
 			}
 			continue
 		case KindEpisode:
@@ -182,7 +223,7 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Beliefs = append(d.Beliefs, machineFreeBelief(b))
 			blLines = append(blLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, slices.Concat(epLines, blLines, evLines), nil
+				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
 			}
 			continue
 		default:
@@ -217,7 +258,7 @@ func read(r io.Reader) (Data, []int, error) {
 			break
 		}
 	}
-	return d, slices.Concat(epLines, blLines, evLines), nil
+	return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -280,14 +321,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := db.Import(ctx, d.Episodes, d.Beliefs, d.Events...); err != nil {
+	if err := db.ImportAll(ctx, d.Episodes, d.Beliefs, d.Events, d.Links); err != nil {
 		var re *store.RecordError
 		if errors.As(err, &re) {
 			return 0, &LineError{lines[re.Index], re.Err}
 		}
 		return 0, err
 	}
-	return len(d.Episodes) + len(d.Beliefs) + len(d.Events), nil
+	return len(d.Episodes) + len(d.Beliefs) + len(d.Events) + len(d.Links), nil
 }
 
 var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)

@@ -101,6 +101,8 @@ func TestBadLineStoresNothing(t *testing.T) {
 		{"event action", `{"kind":"event","at":"2026-01-01T00:00:00Z","memory_id":"ep_000000000002","action":"renamed"}`, `action "renamed" is not one of formed`},
 		{"event id", `{"kind":"event","at":"2026-01-01T00:00:00Z","memory_id":"../x","action":"formed"}`, `memory_id "../x"`},
 		{"event time", `{"kind":"event","memory_id":"ep_000000000002","action":"formed"}`, "missing at"},
+		{"link id", `{"kind":"link","from":"bl_000000000001","to":"ep_000000000002","similarity":0.5,"at":"2026-01-01T00:00:00Z"}`, "want two belief ids"},
+		{"link similarity", `{"kind":"link","from":"bl_000000000001","to":"bl_000000000002","similarity":7,"at":"2026-01-01T00:00:00Z"}`, "similarity 7"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := openDB(t)
@@ -279,5 +281,34 @@ func TestHistoryTravels(t *testing.T) {
 	Export(ctx, dst, &again)
 	if again.String() != out.String() {
 		t.Errorf("export after import differs:\n%s\n---\n%s", out.String(), again.String())
+	}
+}
+
+// TestLinksTravel: an export carries the links between beliefs, and an
+// import restores them, both ways.
+func TestLinksTravel(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	bs := []belief.Belief{sampleBelief(1), sampleBelief(2), sampleBelief(3)}
+	at := time.UnixMilli(1700000000000)
+	links := []store.Link{{From: bs[0].ID, To: bs[1].ID, Similarity: 0.5, At: at}, {From: bs[0].ID, To: bs[2].ID, Similarity: 0.25, At: at}}
+	if err := src.ImportAll(ctx, nil, bs, nil, links); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if n, err := Export(ctx, src, &out); err != nil || n != 3+4 {
+		t.Fatalf("Export n=%d err=%v", n, err)
+	}
+	dst := openDB(t)
+	if n, err := Import(ctx, dst, bytes.NewReader(out.Bytes())); err != nil || n != 7 {
+		t.Fatalf("Import n=%d err=%v", n, err)
+	}
+	want, _ := src.AllLinks(ctx)
+	got, _ := dst.AllLinks(ctx)
+	if len(got) != 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("links after import: %+v, want %+v", got, want)
+	}
+	if probs, err := dst.LinkProblems(ctx); err != nil || len(probs) > 0 {
+		t.Fatalf("graph: %v %v", probs, err)
 	}
 }

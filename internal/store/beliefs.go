@@ -240,6 +240,12 @@ func storedBelief(ctx context.Context, tx *sql.Tx, b *belief.Belief, err error) 
 // transaction: all or nothing. A failing record is a *RecordError whose
 // Index counts the episodes first, then the beliefs, then the events.
 func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs ...Event) error {
+	return db.ImportAll(ctx, eps, bs, evs, nil)
+}
+
+// ImportAll is Import with links between beliefs, made last (a link whose
+// ends are not both active beliefs is not made).
+func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs []Event, links []Link) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
 		st := newStmts(ctx, tx)
@@ -258,6 +264,11 @@ func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Bel
 		for i, ev := range evs {
 			if err := insertEvent(ctx, tx, ev); err != nil {
 				return &RecordError{Index: len(eps) + len(bs) + i, Err: err}
+			}
+		}
+		for i, l := range links {
+			if err := bt.Link(l.From, l.To, l.Similarity, l.At); err != nil {
+				return &RecordError{Index: len(eps) + len(bs) + len(evs) + i, Err: err}
 			}
 		}
 		return nil
