@@ -83,13 +83,13 @@ func (db *DB) BeliefCounts(ctx context.Context) (map[string]int, error) {
 }
 
 // KindCounts returns the number of episodes recalled (lifecycle ”) and
-// of active beliefs by kind ("" for memories stored before kinds were
-// kept), and of episodes by lifecycle ("live", archived, expired).
+// of active beliefs by kind ("unknown" for imported memories that name
+// none), and of episodes by lifecycle ("live", archived, expired).
 func (db *DB) KindCounts(ctx context.Context) (episodes, beliefs, lifecycle map[string]int, err error) {
-	if episodes, err = db.countBy(ctx, "SELECT kind, count(*) FROM episodes WHERE lifecycle = '' GROUP BY kind"); err != nil {
+	if episodes, err = db.countBy(ctx, "SELECT CASE kind WHEN '' THEN 'unknown' ELSE kind END, count(*) FROM episodes WHERE lifecycle = '' GROUP BY 1"); err != nil {
 		return
 	}
-	if beliefs, err = db.countBy(ctx, "SELECT kind, count(*) FROM beliefs WHERE status = 'active' GROUP BY kind"); err != nil {
+	if beliefs, err = db.countBy(ctx, "SELECT CASE kind WHEN '' THEN 'unknown' ELSE kind END, count(*) FROM beliefs WHERE status = 'active' GROUP BY 1"); err != nil {
 		return
 	}
 	lifecycle, err = db.countBy(ctx, "SELECT CASE lifecycle WHEN '' THEN 'live' ELSE lifecycle END, count(*) FROM episodes GROUP BY 1")
