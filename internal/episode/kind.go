@@ -76,9 +76,11 @@ var (
 // or without a date is a commitment (with its due date when the words name
 // one, relative to at); a relation between people a relationship; a
 // stated rule a principle; a definition of a named thing an entity; else
-// the kind of the type. Speculative is true when the user's words hedge
-// and state nothing firmly: such a memory expires unless confirmed.
-func Classify(typ string, sigs []Signal, user []string, at time.Time) (kind string, speculative bool, due time.Time) {
+// the kind of the type. Speculative is true for a remark, not a request:
+// the user's words hedge, state nothing in so many words, ask nothing, are
+// short (SpeculativeMax bytes) and set off no tool work (toolWork); such
+// a memory expires unless confirmed.
+func Classify(typ string, sigs []Signal, user []string, at time.Time, toolWork bool) (kind string, speculative bool, due time.Time) {
 	text := strings.Join(user, "\n")
 	if len(text) > 8<<10 {
 		text = text[:8<<10]
@@ -104,9 +106,14 @@ func Classify(typ string, sigs []Signal, user []string, at time.Time) (kind stri
 	case (typ == TypeFact || typ == TypeEvent) && entityRe.MatchString(strings.TrimSpace(text)):
 		kind = KindEntity
 	}
-	speculative = !stated && hedgeRe.MatchString(text)
+	speculative = !stated && !toolWork && len(text) <= SpeculativeMax && !strings.Contains(text, "?") &&
+		typ != TypeProcedure && typ != TypeQuestion && hedgeRe.MatchString(text)
 	return kind, speculative, due
 }
+
+// SpeculativeMax bounds the user's words of a speculative remark, in bytes:
+// a longer message is a request or an explanation, not a guess.
+const SpeculativeMax = 300
 
 // DueDate is the first date named in text, relative to at (the end of that
 // day, in at's location), or zero.

@@ -1,6 +1,7 @@
 package episode
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,9 +33,11 @@ func TestClassify(t *testing.T) {
 		{"moment", TypeEvent, "fix the flaky test", nil, KindMoment, false, ""},
 		{"speculative", TypeEvent, "maybe the cache is what makes it slow", nil, KindMoment, true, ""},
 		{"speculative fact", TypeFact, "I guess the API limit is 100 requests", nil, KindFact, true, ""},
+		{"a hedged question is no guess", TypeEvent, "maybe we should add a cache?", nil, KindMoment, false, ""},
+		{"a hedged long request is no guess", TypeEvent, "I think we need to " + strings.Repeat("refactor the parser and ", 15), nil, KindMoment, false, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, spec, due := Classify(tt.typ, tt.sigs, []string{tt.text}, wed)
+			kind, spec, due := Classify(tt.typ, tt.sigs, []string{tt.text}, wed, false)
 			got := ""
 			if !due.IsZero() {
 				got = due.Format("2006-01-02")
@@ -43,6 +46,12 @@ func TestClassify(t *testing.T) {
 				t.Fatalf("Classify(%q) = %s, speculative %v, due %q; want %s, %v, %q", tt.text, kind, spec, got, tt.kind, tt.speculative, tt.due)
 			}
 		})
+	}
+}
+
+func TestToolWorkIsNoGuess(t *testing.T) {
+	if _, spec, _ := Classify(TypeEvent, nil, []string{"maybe the cache is slow"}, time.Now(), true); spec {
+		t.Fatal("a hedged request that set off tool work is speculative")
 	}
 }
 

@@ -63,12 +63,16 @@ func Classify(in Input, d *Draft) {
 		blocks = parseContent(in.Content)
 	}
 	var user []string
+	tools := false
 	for _, b := range blocks {
-		if b.Role == "user" && b.Kind == "text" {
+		switch {
+		case b.Role == "user" && b.Kind == "text":
 			user = append(user, b.Text)
+		case b.Kind == "tool_use":
+			tools = true
 		}
 	}
-	d.Kind, d.Speculative, d.DueAt = episode.Classify(d.Type, d.Signals, user, in.TurnAt)
+	d.Kind, d.Speculative, d.DueAt = episode.Classify(d.Type, d.Signals, user, in.TurnAt, tools)
 }
 
 // Extractor turns an Input into a Draft.
