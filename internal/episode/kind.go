@@ -74,7 +74,7 @@ var (
 // Classify assigns a kind to an exchange from its type, its signals and
 // the user's words: a correction or a preference stays one; a promise with
 // or without a date is a commitment (with its due date when the words name
-// one, relative to at); a relation between people a relationship; a
+// one, relative to at) unless it asks something or set off tool work; a relation between people a relationship; a
 // stated rule a principle; a definition of a named thing an entity; else
 // the kind of the type. Speculative is true for a remark, not a request:
 // the user's words hedge, state nothing in so many words, ask nothing, are
@@ -94,7 +94,8 @@ func Classify(typ string, sigs []Signal, user []string, at time.Time, toolWork b
 	}
 	switch {
 	case typ == TypeCorrection || typ == TypePreference:
-	case commitmentRe.MatchString(text) && (typ == TypeEvent || typ == TypeFact):
+	case commitmentRe.MatchString(text) && (typ == TypeEvent || typ == TypeFact) && !toolWork && !strings.Contains(text, "?"):
+		// A promise, not a request that set the assistant to work.
 		kind = KindCommitment
 		if m := commitmentRe.FindString(text); m != "" {
 			due = DueDate(m, at)

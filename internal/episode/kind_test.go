@@ -49,9 +49,15 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestToolWorkIsNoGuess(t *testing.T) {
+func TestToolWorkIsNoGuessNorPromise(t *testing.T) {
 	if _, spec, _ := Classify(TypeEvent, nil, []string{"maybe the cache is slow"}, time.Now(), true); spec {
 		t.Fatal("a hedged request that set off tool work is speculative")
+	}
+	if kind, _, _ := Classify(TypeEvent, nil, []string{"we'll need a migration for the new column"}, time.Now(), true); kind == KindCommitment {
+		t.Fatal("a request that set off tool work is a commitment")
+	}
+	if kind, _, _ := Classify(TypeEvent, nil, []string{"will we need a migration on Friday?"}, time.Now(), false); kind == KindCommitment {
+		t.Fatal("a question is a commitment")
 	}
 }
 
