@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -235,7 +236,8 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		var bst Stats
 		s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &bst,
 			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
-			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
+			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{},
+			metaSources: map[string]bool{}, asked: map[string]bool{}}
 		next, err := s.run(cctx, cp)
 		if err != nil {
 			return st, err
@@ -301,6 +303,11 @@ type cycle struct {
 	newLinks []store.Link   // links of the beliefs made in this cycle
 	// metaLinks link the meta-beliefs made in this cycle to their sources.
 	metaLinks []store.Link
+	// metaSources are the sources of active meta-beliefs; asked, the
+	// groups a judge was asked to generalize in this cycle (saved, so that
+	// none is asked twice).
+	metaSources map[string]bool
+	asked       map[string]bool
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -803,6 +810,11 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 				continue // its forget left one event; this one would bring its words back
 			}
 			if err := t.RecordEvent(ev); err != nil {
+				return err
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(s.asked)) {
+			if err := t.SetMeta(key, "1"); err != nil {
 				return err
 			}
 		}
