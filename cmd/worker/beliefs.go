@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/store"
@@ -16,7 +18,8 @@ import (
 
 func cmdBeliefs(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("beliefs", e.stderr)
-	status := fs.String("status", "active", "active, revised, merged, split, archived, or all")
+	status := fs.String("status", "active", "active, revised, merged, split, archived, expired, or all")
+	kind := fs.String("kind", "", "only beliefs of this kind ("+strings.Join(episode.Kinds, ", ")+")")
 	scope := fs.String("scope", "", "global or project (default: both)")
 	project := fs.String("project", "", "only beliefs of this directory's project (its git root)")
 	minConf := fs.Float64("min-confidence", 0, "only beliefs at least this confident (0..1)")
@@ -24,13 +27,17 @@ func cmdBeliefs(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	f := store.BeliefFilter{Status: *status, Scope: *scope, MinConf: *minConf}
+	f := store.BeliefFilter{Status: *status, Scope: *scope, MinConf: *minConf, Kind: *kind}
 	switch *status {
 	case "all":
 		f.Status = ""
-	case belief.StatusActive, belief.StatusRevised, belief.StatusMerged, belief.StatusSplit, belief.StatusArchived:
+	case belief.StatusActive, belief.StatusRevised, belief.StatusMerged, belief.StatusSplit, belief.StatusArchived,
+		belief.StatusExpired:
 	default:
-		return usagef("--status %q: want active, revised, merged, split, archived or all", *status)
+		return usagef("--status %q: want active, revised, merged, split, archived, expired or all", *status)
+	}
+	if *kind != "" && !episode.ValidKind(*kind) {
+		return usagef("--kind %q: want one of %s", *kind, strings.Join(episode.Kinds, ", "))
 	}
 	if *scope != "" && *scope != "global" && *scope != "project" {
 		return usagef("--scope %q: want global or project", *scope)
@@ -61,12 +68,13 @@ func cmdBeliefs(ctx context.Context, e *env, args []string) error {
 			Confidence float64 `json:"confidence"`
 			Evidence   int     `json:"evidence_count"`
 			Status     string  `json:"status"`
+			Kind       string  `json:"memory_kind"`
 			Scope      string  `json:"scope"`
 			Project    string  `json:"project,omitempty"`
 		}
 		out := []row{}
 		for _, b := range bs {
-			out = append(out, row{b.ID, b.Statement, b.Confidence(), b.EvidenceCount, b.Status, b.Scope, b.ProjectPath})
+			out = append(out, row{b.ID, b.Statement, b.Confidence(), b.EvidenceCount, b.Status, b.Kind, b.Scope, b.ProjectPath})
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -81,7 +89,8 @@ func cmdBeliefs(ctx context.Context, e *env, args []string) error {
 		if b.Project != "" {
 			where = "project " + b.Project
 		}
-		fmt.Fprintf(e.stdout, "%s  %.2f  ev %-3d %-8s %-16s %s\n", b.ID, b.Confidence(), b.EvidenceCount, b.Status, where, b.Statement)
+		fmt.Fprintf(e.stdout, "%s  %.2f  ev %-3d %-8s %-12s %-16s %s\n", b.ID, b.Confidence(), b.EvidenceCount, b.Status,
+			cmp.Or(b.Kind, "-"), where, b.Statement)
 	}
 	return nil
 }
@@ -131,4 +140,46 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "forgot %s\n", c.ID())
 	}
 	return err
+}
+
+func cmdHistory(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("history", e.stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	flagArgs, ids := splitQuery(args)
+	if err := fs.Parse(flagArgs); err != nil {
+		return flagError(err)
+	}
+	ids = append(ids, fs.Args()...)
+	if len(ids) != 1 {
+		return usagef("want one id (ep_… or bl_…), got %d", len(ids))
+	}
+	id := ids[0]
+	if !store.MemoryIDRe.MatchString(id) {
+		return usagef("id %q: want ep_… (an episode) or bl_… (a belief) and 12 hex digits", id)
+	}
+	s, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	evs, err := s.db.History(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		// No event: a memory made before the history was kept, or none.
+		if _, err := memory.Load(ctx, s.db, id); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if evs == nil {
+			evs = []store.Event{}
+		}
+		return enc.Encode(evs)
+	}
+	memory.WriteHistory(e.stdout, id, evs)
+	return nil
 }

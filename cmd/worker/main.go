@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"expand":    {"show an episode or a belief in full", cmdExpand},
 	"beliefs":   {"list beliefs with confidence, evidence and status", cmdBeliefs},
 	"forget":    {"remove an episode or a belief (ep_… or bl_…) with its index entries", cmdForget},
+	"history":   {"show how a memory (ep_… or bl_…) came to be: every change, its cause, before and after", cmdHistory},
 	"export":    {"write episodes and beliefs as JSON Lines", cmdExport},
 	"import":    {"read a JSON Lines export; a bad line stores nothing", cmdImport},
 	"doctor":    {"check the installation, the hooks, the scheduler, the database and the LLM endpoint", cmdDoctor},

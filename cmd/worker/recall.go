@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/memory"
@@ -61,15 +63,27 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	r.FTSLimit = max(40, *limit*4)
 	now := time.Now()
 	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
+	g := recall.LoadGraph(s.cfg.Home)
+	recall.BoostSubjects(&res, g, q)
+	recall.ExpandLinks(&res, g, root)
 	if len(res.Episodes) > *limit {
 		res.Episodes = res.Episodes[:*limit]
 	}
 	if len(res.Beliefs) > *limit {
 		res.Beliefs = res.Beliefs[:*limit]
 	}
+	var ids []string
+	for _, c := range append(append([]recall.Candidate{}, res.Beliefs...), res.Episodes...) {
+		ids = append(ids, c.ID)
+	}
+	kinds, err := s.db.KindsOf(ctx, ids)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		type hit struct {
 			Kind       string  `json:"kind"`
+			MemoryKind string  `json:"memory_kind,omitempty"`
 			ID         string  `json:"id"`
 			Text       string  `json:"text"`
 			Project    string  `json:"project,omitempty"`
@@ -96,7 +110,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			Notes   []string `json:"problems,omitempty"`
 		}{Query: q, Project: root, Match: res.Match, Dense: res.Dense, Open: res.Open, Results: []hit{}, Notes: res.Problems}
 		for _, c := range append(append([]recall.Candidate{}, res.Beliefs...), res.Episodes...) {
-			h := hit{Kind: "episode", ID: c.ID, Text: c.Text, Project: c.Project, Score: c.Score, BM25: c.BM25,
+			h := hit{Kind: "episode", MemoryKind: kinds[c.ID], ID: c.ID, Text: c.Text, Project: c.Project, Score: c.Score, BM25: c.BM25,
 				Cosine: c.Cos, Coverage: c.Coverage, Stated: c.Stated, ByMeaning: c.ByMeaning}
 			if c.HasDenseCos {
 				d, g := c.Dense, c.DenseGap
@@ -119,15 +133,15 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	for _, c := range res.Beliefs {
-		fmt.Fprintf(e.stdout, "[B] %.3f  %s  (confidence %.2f) %s\n", c.Score, c.ID, c.Confidence, c.Text)
+		fmt.Fprintf(e.stdout, "[B] %.3f  %s  (%s, confidence %.2f) %s\n", c.Score, c.ID, cmp.Or(kinds[c.ID], "-"), c.Confidence, c.Text)
 	}
 	for _, c := range res.Episodes {
 		dense := ""
 		if c.HasDenseCos {
 			dense = fmt.Sprintf(", meaning %.2f (%+.2f)", c.Dense, c.DenseGap)
 		}
-		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, bm25 %.2f, cos %.2f, terms %.0f%%%s) %s\n", c.Score, c.ID,
-			recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, dense, c.Text)
+		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, %s, bm25 %.2f, cos %.2f, terms %.0f%%%s) %s\n", c.Score, c.ID,
+			cmp.Or(kinds[c.ID], "-"), recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, dense, c.Text)
 	}
 	return nil
 }
@@ -186,7 +200,10 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		if c.Belief != nil {
 			c.Belief.Embedding = nil
-			return enc.Encode(c.Belief)
+			return enc.Encode(struct {
+				*belief.Belief
+				Links []memory.LinkedBelief `json:"links,omitempty"`
+			}{c.Belief, c.Links})
 		}
 		c.Episode.Embedding = nil
 		return enc.Encode(c.Episode)

@@ -62,6 +62,10 @@ type statusReport struct {
 	Pending       int            `json:"pending_captures"`
 	Episodes      int            `json:"episodes"`
 	Beliefs       map[string]int `json:"beliefs"`
+	// Kinds counts the recalled episodes and the active beliefs by kind;
+	// Lifecycle, the episodes live, archived and expired.
+	Kinds         kindCounts     `json:"kinds"`
+	Lifecycle     map[string]int `json:"episode_lifecycle"`
 	Consolidation consolidation  `json:"consolidation"`
 	SpoolFiles    int            `json:"spool_files"`
 	LastRun       *runReport     `json:"last_run"`
@@ -134,6 +138,12 @@ func (u llmToday) line(now time.Time) string {
 		fmt.Fprintf(&b, "; last error: %s", u.LastError)
 	}
 	return b.String()
+}
+
+// kindCounts counts memories by kind.
+type kindCounts struct {
+	Episodes map[string]int `json:"episodes"`
+	Beliefs  map[string]int `json:"beliefs"`
 }
 
 // vectorCounts counts memories by the embedder of their vectors.
@@ -210,6 +220,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	}
 	r.Pending = r.Captures["pending"]
 	if r.Episodes, err = s.db.EpisodeCount(ctx); err != nil {
+		return err
+	}
+	if r.Kinds.Episodes, r.Kinds.Beliefs, r.Lifecycle, err = s.db.KindCounts(ctx); err != nil {
 		return err
 	}
 	if r.Beliefs, err = s.db.BeliefCounts(ctx); err != nil {
@@ -294,6 +307,10 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "captures:   %d (%d pending)\n", total, r.Pending)
 	fmt.Fprintf(e.stdout, "episodes:   %d\n", r.Episodes)
 	fmt.Fprintf(e.stdout, "beliefs:    %s\n", counts(r.Beliefs))
+	fmt.Fprintf(e.stdout, "kinds:      episodes %s; active beliefs %s\n", counts(r.Kinds.Episodes), counts(r.Kinds.Beliefs))
+	if n := r.Lifecycle["archived"] + r.Lifecycle["expired"]; n > 0 {
+		fmt.Fprintf(e.stdout, "lifetimes:  %d episodes out of recall (archived %d, expired %d)\n", n, r.Lifecycle["archived"], r.Lifecycle["expired"])
+	}
 	if c := r.Consolidation; c.LastAt.IsZero() {
 		fmt.Fprintf(e.stdout, "consolidation: never run; %d episodes waiting (it runs at the next worker cycle)\n", c.Pending)
 	} else {

@@ -16,6 +16,9 @@ const (
 	StatusMerged   = "merged"
 	StatusSplit    = "split"
 	StatusArchived = "archived"
+	// StatusExpired: a speculative belief never confirmed, or a
+	// commitment past its date.
+	StatusExpired = "expired"
 )
 
 // Timeframes of a belief.
@@ -68,6 +71,15 @@ type Belief struct {
 	AccessCount      int       `json:"access_count"`
 	PromotedAt       time.Time `json:"promoted_at,omitzero"`
 	DemotedAt        time.Time `json:"demoted_at,omitzero"`
+	// Kind is what kind of memory it is (episode.Kinds). Speculative: made
+	// only from hedged episodes and not confirmed since. DueAt: the date
+	// of a commitment.
+	Kind        string    `json:"memory_kind,omitempty"`
+	Speculative bool      `json:"speculative,omitempty"`
+	DueAt       time.Time `json:"due_at,omitzero"`
+	// Sources are the beliefs a meta-belief generalises (empty for any
+	// other belief).
+	Sources []string `json:"source_belief_ids,omitempty"`
 }
 
 // StatedWeight is the evidence one explicit statement counts as. A belief

@@ -104,6 +104,11 @@ type Config struct {
 	BeliefInterval          time.Duration `split_words:"true" default:"4h"`
 	BeliefClusterSimilarity float64       `split_words:"true" default:"0.70"`
 
+	// CommitmentDays: a commitment ("I'll send the plan") that names no
+	// date after it was stored decays this many days after; one that
+	// names a date decays after that date.
+	CommitmentDays int `split_words:"true" default:"30"`
+
 	// Promote turns on writing the MEMORY.md files Claude Code loads
 	// (promoted beliefs, graduated episodes).
 	Promote bool `split_words:"true" default:"true"`
@@ -194,6 +199,7 @@ func (c *Config) validate() error {
 	positive("ENGRAM_SWEEP_WINDOW", int64(c.SweepWindow))
 	positive("ENGRAM_BELIEF_EPISODE_THRESHOLD", int64(c.BeliefEpisodeThreshold))
 	positive("ENGRAM_BELIEF_INTERVAL", int64(c.BeliefInterval))
+	positive("ENGRAM_COMMITMENT_DAYS", int64(c.CommitmentDays))
 	positive("ENGRAM_COMPRESS_AFTER", int64(c.CompressAfter))
 	if c.GraduateImportance <= 0 || c.GraduateImportance > 1 {
 		errs = append(errs, fmt.Errorf("ENGRAM_GRADUATE_IMPORTANCE=%v: want a number in (0, 1]", c.GraduateImportance))

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -81,6 +83,9 @@ type Options struct {
 	// 2000).
 	PoolWindow time.Duration
 	PoolSize   int
+	// CommitmentTTL: a commitment with no date after it was stored
+	// decays this long after (DefaultCommitmentTTL).
+	CommitmentTTL time.Duration
 	// Force runs a cycle whatever the triggers say.
 	Force bool
 	// Progress, when set, is told after each batch of episodes how many of
@@ -99,6 +104,7 @@ func (o Options) withDefaults() Options {
 	o.MaxEpisodes = cmp.Or(o.MaxEpisodes, 500)
 	o.PoolWindow = cmp.Or(o.PoolWindow, 30*24*time.Hour)
 	o.PoolSize = cmp.Or(o.PoolSize, 2000)
+	o.CommitmentTTL = cmp.Or(o.CommitmentTTL, DefaultCommitmentTTL)
 	return o
 }
 
@@ -119,7 +125,13 @@ type Stats struct {
 	Split        int    `json:"split"`
 	Merged       int    `json:"merged"`
 	Archived     int    `json:"archived"`
-	Fallbacks    int    `json:"fallbacks"`
+	Expired      int    `json:"expired"`
+	// Metas counts the meta-beliefs stated (also counted in Created).
+	Metas int `json:"metas,omitempty"`
+	// EpisodesExpired and EpisodesArchived: episodes whose lifetime ended.
+	EpisodesExpired  int `json:"episodes_expired,omitempty"`
+	EpisodesArchived int `json:"episodes_archived,omitempty"`
+	Fallbacks        int `json:"fallbacks"`
 	// Deferred is true when a budget ran out: the checkpoint stops before
 	// the first cluster not worked, and the next cycle goes on from there.
 	Deferred bool  `json:"deferred,omitempty"`
@@ -141,6 +153,8 @@ func (st *Stats) add(b Stats) {
 	st.Split += b.Split
 	st.Merged += b.Merged
 	st.Archived += b.Archived
+	st.Expired += b.Expired
+	st.Metas += b.Metas
 	st.Fallbacks += b.Fallbacks
 	st.Deferred = b.Deferred
 }
@@ -222,7 +236,8 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		var bst Stats
 		s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &bst,
 			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
-			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{}}
+			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{},
+			metaSources: map[string]bool{}, asked: map[string]bool{}}
 		next, err := s.run(cctx, cp)
 		if err != nil {
 			return st, err
@@ -242,9 +257,13 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		}
 		cp = Checkpoint{Seq: next, At: now}
 	}
+	if st.EpisodesExpired, st.EpisodesArchived, err = c.episodeLifetimes(ctx, o, now); err != nil {
+		return st, err
+	}
 	log.Info("consolidated", "episodes", st.Episodes, "clusters", st.Clusters, "created", st.Created,
 		"supported", st.Supported, "contradicted", st.Contradicted, "revised", st.Revised, "split", st.Split,
-		"merged", st.Merged, "archived", st.Archived, "deferred", st.Deferred)
+		"merged", st.Merged, "archived", st.Archived, "expired", st.Expired, "episodes_expired", st.EpisodesExpired,
+		"episodes_archived", st.EpisodesArchived, "deferred", st.Deferred)
 	return st, nil
 }
 
@@ -272,14 +291,23 @@ type cycle struct {
 	now   time.Time
 	st    *Stats
 
-	beliefs map[string]*belief.Belief // active ones, and every one changed
-	order   []string                  // ids in load/creation order
-	dirty   map[string]bool
-	created map[string]bool
-	fresh   map[string]bool // created, revised, split or merged in this cycle
-	used    map[string]bool // episodes that are evidence of some belief
-	epCache map[string]episode.Episode
-	retired []retiredClaim // claims the user corrected, and since when
+	beliefs  map[string]*belief.Belief // active ones, and every one changed
+	order    []string                  // ids in load/creation order
+	dirty    map[string]bool
+	created  map[string]bool
+	fresh    map[string]bool // created, revised, split or merged in this cycle
+	used     map[string]bool // episodes that are evidence of some belief
+	epCache  map[string]episode.Episode
+	retired  []retiredClaim // claims the user corrected, and since when
+	events   []store.Event  // the history of this cycle's changes, saved with them
+	newLinks []store.Link   // links of the beliefs made in this cycle
+	// metaLinks link the meta-beliefs made in this cycle to their sources.
+	metaLinks []store.Link
+	// metaSources are the sources of active meta-beliefs; asked, the
+	// groups a judge was asked to generalize in this cycle (saved, so that
+	// none is asked twice).
+	metaSources map[string]bool
+	asked       map[string]bool
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -369,6 +397,7 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 	// a revision or split has to phrase a new belief, and then the local
 	// judge stands in.
 	s.gates(ctx)
+	s.newLinks = s.links(ctx)
 	return next, nil
 }
 
@@ -629,11 +658,13 @@ func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 		EvidenceCount: len(sup) + len(con) + len(par), Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
 	}
+	b.Kind, b.Speculative, b.DueAt = kindOf(cand.Episodes, sup)
 	if len(vec) == 0 {
 		b.Embedder = ""
 	}
 	b.PeakConfidence = b.Confidence()
 	s.add(b)
+	s.formed(b, "consolidate", fmt.Sprintf("clustered from %d episodes", len(sup)+len(con)+len(par)))
 	for _, l := range [][]string{sup, con, par} {
 		for _, id := range l {
 			s.used[id] = true
@@ -661,11 +692,13 @@ func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
 	if hasEvidence(b, e.ID) {
 		return true
 	}
+	before := snapshot(b)
 	switch rel {
 	case Supports:
 		b.Alpha++
 		b.Supporting = append(b.Supporting, e.ID)
 		b.LastReinforcedAt = s.now
+		confirm(b, e)
 		s.st.Supported++
 	case Contradicts:
 		b.Beta++
@@ -683,6 +716,7 @@ func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
 	s.used[e.ID] = true
 	s.epCache[e.ID] = *e
 	s.dirty[b.ID] = true
+	s.record(b, relationAction(rel), e.ID, "", before)
 	return true
 }
 
@@ -744,6 +778,7 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 		return err
 	}
 	return s.c.DB.Beliefs(ctx, func(t *store.BeliefTx) error {
+		gone := map[string]bool{}
 		for _, id := range s.order {
 			if !s.dirty[id] {
 				continue
@@ -759,13 +794,73 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 				if errors.Is(err, store.ErrNotFound) {
 					// Forgotten by the user during the cycle: gone it stays.
 					s.log.Info("belief forgotten during consolidation", "id", id)
+					gone[id] = true
 					continue
 				}
 				return err
 			}
 		}
+		for _, l := range slices.Concat(s.metaLinks, s.newLinks) {
+			if err := t.Link(l.From, l.To, l.Similarity, l.At); err != nil {
+				return err
+			}
+		}
+		for _, ev := range s.events {
+			if gone[ev.MemoryID] {
+				continue // its forget left one event; this one would bring its words back
+			}
+			if err := t.RecordEvent(ev); err != nil {
+				return err
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(s.asked)) {
+			if err := t.SetMeta(key, "1"); err != nil {
+				return err
+			}
+		}
 		return t.SetMeta(CheckpointKey, string(v))
 	})
+}
+
+// snapshot is what a history event keeps of a belief's values: status,
+// confidence and evidence (the statement only where it is made).
+func snapshot(b *belief.Belief) map[string]any {
+	v := map[string]any{"status": b.Status, "confidence": math.Round(b.Confidence()*1000) / 1000, "evidence": b.EvidenceCount}
+	if b.Speculative {
+		v["speculative"] = true
+	}
+	return v
+}
+
+// record adds a history event of b, its values now as After, to the
+// cycle's; they are saved with the change.
+func (s *cycle) record(b *belief.Belief, action, cause, detail string, before map[string]any) {
+	s.events = append(s.events, store.Event{At: s.now, MemoryID: b.ID, Action: action, Cause: cause, Detail: detail,
+		Before: before, After: snapshot(b)})
+}
+
+// formed records a new belief, with its statement and where it holds.
+func (s *cycle) formed(b *belief.Belief, cause, detail string) {
+	s.record(b, store.ActionFormed, cause, detail, nil)
+	ev := &s.events[len(s.events)-1]
+	ev.After["statement"], ev.After["scope"], ev.After["kind"] = b.Statement, b.Scope, b.Kind
+	if !b.DueAt.IsZero() {
+		ev.After["due"] = b.DueAt.Format("2006-01-02")
+	}
+	if b.Project != "" {
+		ev.After["project"] = b.Project
+	}
+}
+
+// relationAction is the history action of an episode's relation to a belief.
+func relationAction(rel Relation) string {
+	switch rel {
+	case Supports:
+		return store.ActionReinforced
+	case Contradicts:
+		return store.ActionContradicted
+	}
+	return store.ActionPartial
 }
 
 // partPath is the project path of a partition: "" for global scope.

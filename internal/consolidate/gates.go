@@ -36,15 +36,27 @@ func (s *cycle) gates(ctx context.Context) {
 		case ReviseGate(b) && float64(pe) > threshold:
 			s.revise(ctx, b, pe, threshold)
 		}
+		if why, ok := ExpireGate(b, s.now, s.o.CommitmentTTL); ok && !s.fresh[id] {
+			before := snapshot(b)
+			b.Status = belief.StatusExpired
+			b.UpdatedAt = s.now
+			s.dirty[id] = true
+			s.st.Expired++
+			s.record(b, store.ActionExpired, "consolidate", why, before)
+			s.log.Info("belief expired", "id", id, "why", why)
+		}
 		if b.Status == belief.StatusActive && !s.fresh[id] && ArchiveGate(b, s.now) {
+			before := snapshot(b)
 			b.Status = belief.StatusArchived
 			b.UpdatedAt = s.now
 			s.dirty[id] = true
 			s.st.Archived++
+			s.record(b, store.ActionArchived, "consolidate", archiveReason(b, s.now), before)
 			s.log.Info("belief archived", "id", id, "confidence", b.Confidence(), "evidence", b.EvidenceCount)
 		}
 	}
 	s.merges()
+	s.metas(ctx)
 }
 
 // SplitGate: at least MinContradictions contradicting and MinSupports
@@ -154,6 +166,7 @@ func (s *cycle) child(ctx context.Context, parent *belief.Belief, c Candidate, s
 			OldConfidence: parent.Confidence(), Reason: reason}),
 		Status: belief.StatusActive, EvidenceCount: len(support), Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
+		Kind: parent.Kind, DueAt: parent.DueAt,
 	}
 	if vec := s.embed(ctx, nb.Statement); len(vec) > 0 {
 		nb.Embedding, nb.Embedder = vec, s.embedderName()
@@ -184,8 +197,14 @@ func (s *cycle) revise(ctx context.Context, b *belief.Belief, pe int, threshold 
 		b.PeakConfidence, b.Confidence(), len(b.Contradicting), pe, threshold)
 	nb := s.child(ctx, b, c, ids, reason)
 	s.add(nb)
+	s.formed(nb, b.ID, "revision of "+b.ID)
+	before := snapshot(b)
+	before["statement"] = b.Statement
 	b.Status, b.Timeframe, b.UpdatedAt = belief.StatusRevised, belief.TimePast, s.now
 	b.Children = append(b.Children, nb.ID)
+	s.record(b, store.ActionRevised, "consolidate", reason, before)
+	s.events[len(s.events)-1].After["child"] = nb.ID
+	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.st.Revised++
 	s.log.Info("belief revised", "old", b.ID, "new", nb.ID, "statement", nb.Statement, "reason", reason)
@@ -218,8 +237,13 @@ func (s *cycle) split(ctx context.Context, b *belief.Belief) {
 	c := s.child(ctx, b, cb, idsOf(other), reason)
 	s.add(a)
 	s.add(c)
+	s.formed(a, b.ID, "split of "+b.ID)
+	s.formed(c, b.ID, "split of "+b.ID)
+	before := snapshot(b)
 	b.Status, b.UpdatedAt = belief.StatusSplit, s.now
 	b.Children = append(b.Children, a.ID, c.ID)
+	s.record(b, store.ActionSplit, "consolidate", reason, before)
+	s.events[len(s.events)-1].After["children"] = []string{a.ID, c.ID}
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.st.Split++
 	s.log.Info("belief split", "parent", b.ID, "children", []string{a.ID, c.ID})
@@ -261,6 +285,7 @@ func (s *cycle) merges() {
 }
 
 func (s *cycle) merge(keep, gone *belief.Belief) {
+	keepBefore, goneBefore := snapshot(keep), snapshot(gone)
 	added := 0
 	for _, id := range gone.Supporting {
 		if !hasEvidence(keep, id) {
@@ -295,6 +320,8 @@ func (s *cycle) merge(keep, gone *belief.Belief) {
 	s.dirty[keep.ID], s.dirty[gone.ID] = true, true
 	s.fresh[keep.ID], s.fresh[gone.ID] = true, true
 	s.st.Merged++
+	s.record(keep, store.ActionMerged, gone.ID, fmt.Sprintf("took %d episodes of %s", added, gone.ID), keepBefore)
+	s.record(gone, store.ActionMerged, keep.ID, "merged into "+keep.ID, goneBefore)
 	s.log.Info("beliefs merged", "kept", keep.ID, "merged", gone.ID, "evidence_moved", added)
 }
 
@@ -310,4 +337,12 @@ func twinSimilarity(a, b *belief.Belief) float64 {
 		return 0
 	}
 	return float64(embed.Cosine(a.Embedding, b.Embedding))
+}
+
+// archiveReason says which half of the archive gate held.
+func archiveReason(b *belief.Belief, now time.Time) string {
+	if b.Confidence() < ArchiveConfidence {
+		return fmt.Sprintf("confidence %.2f below %.2f", b.Confidence(), ArchiveConfidence)
+	}
+	return fmt.Sprintf("not reinforced for %d days, %d evidence", int(StaleAfter.Hours()/24), b.EvidenceCount)
 }

@@ -181,3 +181,53 @@ func scrub(s string) string {
 	r, _ := redact.String(s)
 	return r
 }
+
+// PrinciplePrompt is the system prompt of a meta-belief: the principle a
+// group of related beliefs share.
+var PrinciplePrompt = `You state the one general principle that a group of related beliefs about a user working with Claude Code (an AI coding assistant) share.
+
+` + llm.DataRule(llmBeliefsTag) + `
+
+Return one JSON object:
+- skip: true when the beliefs share no principle that each of them is an instance of (then the other fields may be empty).
+- statement: the principle, one sentence of at most 20 words, e.g. "User prefers minimal dependencies" for "User prefers the standard library testing package", "User avoids testify" and "User avoids lodash".
+- subject: what the principle is about, short and lower case (e.g. "minimal dependencies").
+- predicate: e.g. "prefers", "avoids", "values".
+- context: when or where it applies, or "general".
+Rules: every belief must be an instance of the principle; do not generalize beyond what they share; never copy secrets.`
+
+const llmBeliefsTag = "beliefs"
+
+type principleReply struct {
+	Skip      bool   `json:"skip"`
+	Statement string `json:"statement" description:"at most 20 words"`
+	Subject   string `json:"subject" description:"lower case"`
+	Predicate string `json:"predicate"`
+	Context   string `json:"context" description:"or general"`
+}
+
+// Generalize states the principle the beliefs share; ok is false when the
+// model finds none.
+func (j *LLM) Generalize(ctx context.Context, bs []*belief.Belief) (c Candidate, ok bool, err error) {
+	var list strings.Builder
+	for i, b := range bs {
+		fmt.Fprintf(&list, "%d. %s\n", i+1, clipRunes(oneLine(b.Statement), 400))
+	}
+	user := llm.DataBlock(llmBeliefsTag, list.String()) + "\n\nReturn the JSON principle these beliefs share."
+	var r principleReply
+	cctx, cancel := context.WithTimeout(ctx, j.timeout)
+	defer cancel()
+	if err := j.c.JSON(cctx, PrinciplePrompt, user, "belief_principle", &r); err != nil {
+		return c, false, fmt.Errorf("generalize with %s: %w", j.Name(), err)
+	}
+	if r.Skip {
+		return c, false, nil
+	}
+	c = Candidate{Statement: scrub(oneLine(r.Statement)), Subject: scrub(clipRunes(normTerm(r.Subject), 120)),
+		Predicate: scrub(clipRunes(normTerm(r.Predicate), 80)), Context: scrub(clipRunes(oneLine(r.Context), 200)),
+		Timeframe: belief.TimeCurrent}
+	if c.Statement == "" || len(strings.Fields(c.Statement)) > MaxStatementWords {
+		return Candidate{}, false, fmt.Errorf("generalize with %s: %w: statement %q", j.Name(), llm.ErrMalformed, c.Statement)
+	}
+	return c, true, nil
+}

@@ -196,11 +196,13 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 				// The opposite for a purpose the belief does not name
 				// ("not bun for production"): it holds elsewhere.
 				if same && !hasEvidence(b, e.ID) {
+					before := snapshot(b)
 					b.Partial = append(b.Partial, e.ID)
 					b.EvidenceCount++
 					b.UpdatedAt = s.now
 					s.dirty[b.ID] = true
 					s.st.Partial++
+					s.record(b, store.ActionPartial, e.ID, "stated for another purpose", before)
 				}
 				supported = supported || same
 			case disagrees(bc, sc.c):
@@ -275,12 +277,14 @@ func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
 	if hasEvidence(b, e.ID) {
 		return
 	}
+	before := snapshot(b)
 	w := float64(belief.StatedWeight)
 	switch rel {
 	case Supports:
 		b.Alpha += w
 		b.Supporting = append(b.Supporting, e.ID)
 		b.LastReinforcedAt = s.now
+		confirm(b, e)
 		s.st.Supported++
 	case Contradicts:
 		b.Beta += w
@@ -293,6 +297,7 @@ func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
 	b.PeakConfidence = max(b.PeakConfidence, b.Confidence())
 	b.UpdatedAt = s.now
 	s.dirty[b.ID] = true
+	s.record(b, relationAction(rel), e.ID, "stated by the user", before)
 }
 
 // retire ends a belief the user corrected: it is contradicted with the
@@ -300,12 +305,16 @@ func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
 // [NO LONGER TRUE] once and then removes it.
 func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 	s.weigh(b, e, Contradicts)
+	before := snapshot(b)
+	before["statement"] = b.Statement
 	b.Revisions = append(b.Revisions, belief.Revision{Timestamp: at, OldStatement: b.Statement,
 		OldConfidence: b.Confidence(), Reason: fmt.Sprintf("corrected by the user in %s: %q", e.ID, clipRunes(oneLine(e.Summary), 160))})
 	b.Status, b.Timeframe, b.UpdatedAt = belief.StatusRevised, belief.TimePast, s.now
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.noteRetired(b, at)
 	s.st.Revised++
+	s.record(b, store.ActionRevised, e.ID, "corrected by the user", before)
+	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.log.Info("belief corrected", "id", b.ID, "statement", b.Statement, "by", e.ID)
 }
 
@@ -325,12 +334,20 @@ func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, d
 		Alpha:     1 + w, Beta: 1, Scope: scope, Project: project, ProjectPath: path,
 		Supporting: []string{e.ID}, Status: belief.StatusActive, EvidenceCount: belief.StatedWeight, Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,
+		Kind: episode.KindPreference, Speculative: e.Speculative,
+	}
+	if c.class == classFact {
+		b.Kind = episode.KindFact
+		if e.Kind == episode.KindRelationship || e.Kind == episode.KindEntity {
+			b.Kind = e.Kind
+		}
 	}
 	if vec := s.embed(ctx, b.Statement); len(vec) > 0 {
 		b.Embedding, b.Embedder = vec, s.embedderName()
 	}
 	b.PeakConfidence = b.Confidence()
 	s.add(b)
+	s.formed(b, e.ID, "stated by the user")
 	s.st.Created++
 	s.log.Info("belief stated", "id", b.ID, "statement", b.Statement, "episode", e.ID)
 	return b

@@ -82,4 +82,20 @@ type Episode struct {
 	Stability      float64   `json:"stability"`
 	Compressed     bool      `json:"compressed"`
 	GraduatedAt    time.Time `json:"graduated_at,omitzero"`
+	// Kind is what kind of memory it is (one of Kinds; "" before kinds
+	// were kept). Speculative: the user hedged; it expires unless
+	// confirmed. DueAt: the date a commitment names.
+	Kind        string    `json:"memory_kind,omitempty"`
+	Speculative bool      `json:"speculative,omitempty"`
+	DueAt       time.Time `json:"due_at,omitzero"`
+	// Lifecycle is "" for a live episode, LifecycleArchived or
+	// LifecycleExpired for one kept out of recall and MEMORY.md (still
+	// exported).
+	Lifecycle string `json:"lifecycle,omitempty"`
 }
+
+// Lifecycle states of an episode out of recall.
+const (
+	LifecycleArchived = "archived"
+	LifecycleExpired  = "expired"
+)

@@ -44,6 +44,35 @@ type Draft struct {
 	Importance float64
 	Type       string
 	Scope      string // episode.ScopeProject or episode.ScopeGlobal
+	// Kind (episode.Kinds), Speculative and DueAt: see episode.Classify.
+	// An extractor that leaves Kind empty has it set by Classify.
+	Kind        string
+	Speculative bool
+	DueAt       time.Time
+}
+
+// Classify sets d's kind, speculation and due date from its type, its
+// signals and the user's words in in (episode.Classify), unless the
+// extractor set a kind already.
+func Classify(in Input, d *Draft) {
+	if d.Kind != "" || d.Skip {
+		return
+	}
+	blocks := in.Blocks
+	if len(blocks) == 0 {
+		blocks = parseContent(in.Content)
+	}
+	var user []string
+	tools := false
+	for _, b := range blocks {
+		switch {
+		case b.Role == "user" && b.Kind == "text":
+			user = append(user, b.Text)
+		case b.Kind == "tool_use":
+			tools = true
+		}
+	}
+	d.Kind, d.Speculative, d.DueAt = episode.Classify(d.Type, d.Signals, user, in.TurnAt, tools)
 }
 
 // Extractor turns an Input into a Draft.

@@ -104,6 +104,7 @@ func (*Local) Extract(ctx context.Context, in Input) (Draft, error) {
 		Signals:  sc.sigs,
 	}
 	d.Type = episodeType(x, sc.sigs)
+	d.Kind, d.Speculative, d.DueAt = episode.Classify(d.Type, sc.sigs, x.user, in.TurnAt, x.toolCalls > 0)
 	trivial := ack(x.user)
 	d.Importance = importance(x, sc.sigs, len(content), trivial)
 	d.Scope = scope(sc.sigs, ents.projectPaths)

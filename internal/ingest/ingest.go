@@ -450,6 +450,7 @@ func InputOf(c store.Capture) extract.Input {
 
 func (p *Pipeline) episodeOf(c store.Capture, r extracted, vec []float32, now time.Time) *episode.Episode {
 	d := r.draft
+	extract.Classify(InputOf(c), &d)
 	scope := d.Scope
 	if scope != episode.ScopeGlobal {
 		scope = episode.ScopeProject
@@ -459,6 +460,7 @@ func (p *Pipeline) episodeOf(c store.Capture, r extracted, vec []float32, now ti
 		Importance: d.Importance, Type: d.Type, Scope: scope, Project: c.Project, ProjectPath: c.ProjectPath,
 		SessionID: c.SessionID, SessionIDs: []string{c.SessionID}, Embedding: vec, Embedder: p.Embedder.Name(),
 		Extractor: r.by, OccurredAt: c.TurnAt, CreatedAt: now, UpdatedAt: now, Stability: 1,
+		Kind: d.Kind, Speculative: d.Speculative, DueAt: d.DueAt,
 	}
 	if ep.Type == "" {
 		ep.Type = episode.TypeEvent

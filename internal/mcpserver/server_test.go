@@ -528,6 +528,12 @@ func TestSave(t *testing.T) {
 	if len(ep.Signals) == 0 || ep.Signals[0].Kind != episode.SignalDecision {
 		t.Errorf("signals %+v: consolidation would not count it as a decision", ep.Signals)
 	}
+	if ep.Kind != episode.KindDecision {
+		t.Errorf("kind %q, want decision", ep.Kind)
+	}
+	if evs, err := f.db.History(ctx, ep.ID); err != nil || len(evs) != 1 || evs[0].Action != store.ActionFormed || evs[0].Cause != "save" {
+		t.Errorf("history of the saved episode: %+v %v", evs, err)
+	}
 	// Recallable at once, before any worker run.
 	if r := mustCall(t, f.cs, ToolRecall, map[string]any{"query": "ledger deploy flyctl"}); !strings.Contains(r, ep.ID) {
 		t.Errorf("the saved memory is not recalled:\n%s", r)

@@ -520,6 +520,7 @@ func (s *Server) save(ctx context.Context, in SaveInput) (string, error) {
 	if sid := s.opts.SessionID; sid != "" {
 		ep.SessionID, ep.SessionIDs = sid, []string{sid}
 	}
+	ep.Kind, ep.Speculative, ep.DueAt = episode.Classify(ep.Type, ep.Signals, []string{d.Summary}, now, false)
 	if err := db.ImportEpisodes(ctx, []episode.Episode{ep}); err != nil {
 		if !errors.Is(err, store.ErrAlreadyStored) {
 			return "", busy(err)

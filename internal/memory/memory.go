@@ -6,6 +6,7 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,16 @@ func (e *NotFoundError) Is(target error) bool { return target == store.ErrNotFou
 type Card struct {
 	Episode *episode.Episode
 	Belief  *belief.Belief
+	// Links are a belief's links to related beliefs, with each one's
+	// statement.
+	Links []LinkedBelief
+}
+
+// LinkedBelief is a belief linked to the card's.
+type LinkedBelief struct {
+	ID         string  `json:"id"`
+	Statement  string  `json:"statement"`
+	Similarity float64 `json:"similarity"`
 }
 
 // ID is the card's memory id.
@@ -97,7 +108,17 @@ func Load(ctx context.Context, db *store.DB, id string) (Card, error) {
 		if err != nil {
 			return Card{}, err
 		}
-		return Card{Belief: &b}, nil
+		c := Card{Belief: &b}
+		links, err := db.Links(ctx, id)
+		if err != nil {
+			return Card{}, err
+		}
+		for _, l := range links {
+			if o, err := db.GetBelief(ctx, l.To); err == nil {
+				c.Links = append(c.Links, LinkedBelief{ID: o.ID, Statement: o.Statement, Similarity: l.Similarity})
+			}
+		}
+		return c, nil
 	}
 	ep, err := db.GetEpisode(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -115,6 +136,9 @@ func Write(w io.Writer, c Card) {
 	switch {
 	case c.Belief != nil:
 		writeBelief(w, *c.Belief)
+		for _, l := range c.Links {
+			fmt.Fprintf(w, "linked:     %s (similarity %.2f) %s\n", l.ID, l.Similarity, l.Statement)
+		}
 	case c.Episode != nil:
 		writeEpisode(w, *c.Episode)
 	}
@@ -125,7 +149,8 @@ func writeEpisode(w io.Writer, ep episode.Episode) {
 	if ep.Project != "" {
 		fmt.Fprintf(w, " · project %s (%s)", ep.Project, ep.ProjectPath)
 	}
-	fmt.Fprintf(w, "\nsummary:   %s\n", ep.Summary)
+	fmt.Fprintf(w, "\nkind:      %s%s\n", cmp.Or(ep.Kind, "-"), lifetimeNote(ep.Speculative, ep.DueAt, ep.Lifecycle))
+	fmt.Fprintf(w, "summary:   %s\n", ep.Summary)
 	if len(ep.Entities) > 0 {
 		fmt.Fprintf(w, "entities:  %s\n", strings.Join(ep.Entities, ", "))
 	}
@@ -142,6 +167,7 @@ func writeBelief(w io.Writer, b belief.Belief) {
 		fmt.Fprintf(w, " · project %s (%s)", b.Project, b.ProjectPath)
 	}
 	fmt.Fprintf(w, "\nstatement:  %s\n", b.Statement)
+	fmt.Fprintf(w, "kind:       %s%s\n", cmp.Or(b.Kind, "-"), lifetimeNote(b.Speculative, b.DueAt, ""))
 	fmt.Fprintf(w, "structured: subject %q · predicate %q · context %q · timeframe %s\n", b.Subject, b.Predicate, b.Context, b.Timeframe)
 	fmt.Fprintf(w, "confidence: %.2f (α %.0f, β %.0f) · evidence %d · stability %.2f days\n", b.Confidence(), b.Alpha, b.Beta, b.EvidenceCount, b.Stability)
 	fmt.Fprintf(w, "supporting:    %s\n", listOrNone(b.Supporting))
@@ -163,6 +189,25 @@ func writeBelief(w io.Writer, b belief.Belief) {
 		fmt.Fprintf(w, " · promoted %s", b.PromotedAt.Format("2006-01-02"))
 	}
 	fmt.Fprintln(w)
+}
+
+// lifetimeNote says what bears on a memory's lifetime: speculation, a
+// commitment's date, an end.
+func lifetimeNote(speculative bool, due time.Time, lifecycle string) string {
+	var parts []string
+	if speculative {
+		parts = append(parts, "speculative (expires unless confirmed)")
+	}
+	if !due.IsZero() {
+		parts = append(parts, "due "+due.Format("2006-01-02"))
+	}
+	if lifecycle != "" {
+		parts = append(parts, lifecycle+" (out of recall)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " · " + strings.Join(parts, " · ")
 }
 
 func listOrNone(ids []string) string {

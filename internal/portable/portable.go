@@ -1,6 +1,7 @@
 // Package portable owns engram's export format: JSON Lines, one record per
-// line, each an object with a "kind" ("episode", later "belief") and the
-// record's fields. Export then import round-trips exactly, except for what
+// line, each an object with a "kind" ("episode", "belief", "event": one
+// change in a memory's history, "link": one belief's link to a related one)
+// and the record's fields. Export then import round-trips exactly, except for what
 // records which MEMORY.md files show a memory (an episode's graduated_at, a
 // belief's promoted_at and demoted_at): that is a fact about one machine's
 // files, not about the memory, so export leaves it out and import drops it,
@@ -18,6 +19,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +32,22 @@ import (
 const (
 	KindEpisode = "episode"
 	KindBelief  = "belief"
+	KindEvent   = "event"
+	KindLink    = "link"
 )
+
+type linkRecord struct {
+	Kind       string    `json:"kind"`
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Similarity float64   `json:"similarity"`
+	At         time.Time `json:"at"`
+}
+
+type eventRecord struct {
+	Kind string `json:"kind"`
+	store.Event
+}
 
 type episodeRecord struct {
 	Kind string `json:"kind"`
@@ -46,10 +63,13 @@ type beliefRecord struct {
 type Data struct {
 	Episodes []episode.Episode
 	Beliefs  []belief.Belief
+	Events   []store.Event
+	Links    []store.Link
 }
 
-// Export writes every episode, then every belief, to w and returns how many
-// records it wrote.
+// Export writes every episode, then every belief, then every history
+// event, then every link (each direction a record), to w and returns how
+// many records it wrote.
 func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -68,6 +88,23 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	})
 	if err != nil {
 		return n, err
+	}
+	err = db.EachEvent(ctx, func(ev store.Event) error {
+		n++
+		return enc.Encode(eventRecord{Kind: KindEvent, Event: ev})
+	})
+	if err != nil {
+		return n, err
+	}
+	links, err := db.AllLinks(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, l := range links {
+		n++
+		if err := enc.Encode(linkRecord{Kind: KindLink, From: l.From, To: l.To, Similarity: l.Similarity, At: l.At}); err != nil {
+			return n, err
+		}
 	}
 	return n, bw.Flush()
 }
@@ -110,7 +147,7 @@ func Read(r io.Reader) (Data, error) {
 // read also returns the line of each record: episodes first, then beliefs.
 func read(r io.Reader) (Data, []int, error) {
 	var d Data
-	var epLines, blLines []int
+	var epLines, blLines, evLines, lkLines []int
 	br := bufio.NewReaderSize(r, 1<<16)
 	seenID := map[string]int{}
 	seenHash := map[string]int{}
@@ -133,6 +170,41 @@ func read(r io.Reader) (Data, []int, error) {
 			return Data{}, nil, &LineError{line, fmt.Errorf("not a JSON object: %v", err)}
 		}
 		switch head.Kind {
+		case KindLink:
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.DisallowUnknownFields()
+			var rec linkRecord
+			if err := dec.Decode(&rec); err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			if !beliefIDRe.MatchString(rec.From) || !beliefIDRe.MatchString(rec.To) {
+				return Data{}, nil, &LineError{line, fmt.Errorf("link %q → %q: want two belief ids (bl_ and 12 hex digits)", rec.From, rec.To)}
+			}
+			if math.IsNaN(rec.Similarity) || rec.Similarity < -1 || rec.Similarity > 1 {
+				return Data{}, nil, &LineError{line, fmt.Errorf("link %s → %s: similarity %v: want -1..1", rec.From, rec.To, rec.Similarity)}
+			}
+			d.Links = append(d.Links, store.Link{From: rec.From, To: rec.To, Similarity: rec.Similarity, At: rec.At})
+			lkLines = append(lkLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+			}
+			continue
+		case KindEvent:
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.DisallowUnknownFields()
+			var rec eventRecord
+			if err := dec.Decode(&rec); err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			if err := validateEvent(rec.Event); err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			d.Events = append(d.Events, rec.Event)
+			evLines = append(evLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+			}
+			continue
 		case KindEpisode:
 		case KindBelief:
 			b, err := decodeBelief(data)
@@ -151,7 +223,7 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Beliefs = append(d.Beliefs, machineFreeBelief(b))
 			blLines = append(blLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, append(epLines, blLines...), nil
+				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
 			}
 			continue
 		default:
@@ -186,7 +258,7 @@ func read(r io.Reader) (Data, []int, error) {
 			break
 		}
 	}
-	return d, append(epLines, blLines...), nil
+	return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -221,6 +293,10 @@ func validate(e episode.Episode) error {
 		return fmt.Errorf("episode %s: scope %q: want project or global", e.ID, e.Scope)
 	case math.IsNaN(e.Importance) || e.Importance < 0 || e.Importance > 1:
 		return fmt.Errorf("episode %s: importance %v: want 0..1", e.ID, e.Importance)
+	case e.Kind != "" && !episode.ValidKind(e.Kind):
+		return fmt.Errorf("episode %s: kind %q is not one of %s", e.ID, e.Kind, strings.Join(episode.Kinds, ", "))
+	case e.Lifecycle != "" && e.Lifecycle != episode.LifecycleArchived && e.Lifecycle != episode.LifecycleExpired:
+		return fmt.Errorf("episode %s: lifecycle %q: want archived, expired or none", e.ID, e.Lifecycle)
 	case e.ContentHash == "":
 		return fmt.Errorf("episode %s: empty content_hash", e.ID)
 	case e.CreatedAt.IsZero():
@@ -245,14 +321,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := db.Import(ctx, d.Episodes, d.Beliefs); err != nil {
+	if err := db.ImportAll(ctx, d.Episodes, d.Beliefs, d.Events, d.Links); err != nil {
 		var re *store.RecordError
 		if errors.As(err, &re) {
 			return 0, &LineError{lines[re.Index], re.Err}
 		}
 		return 0, err
 	}
-	return len(d.Episodes) + len(d.Beliefs), nil
+	return len(d.Episodes) + len(d.Beliefs) + len(d.Events) + len(d.Links), nil
 }
 
 var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)
@@ -266,7 +342,7 @@ func decodeBelief(data []byte) (belief.Belief, error) {
 }
 
 var validStatus = map[string]bool{belief.StatusActive: true, belief.StatusRevised: true, belief.StatusMerged: true,
-	belief.StatusSplit: true, belief.StatusArchived: true}
+	belief.StatusSplit: true, belief.StatusArchived: true, belief.StatusExpired: true}
 
 var validTimeframe = map[string]bool{belief.TimeCurrent: true, belief.TimePast: true, belief.TimeAlways: true}
 
@@ -277,7 +353,9 @@ func validateBelief(b belief.Belief) error {
 	case strings.TrimSpace(b.Statement) == "":
 		return fmt.Errorf("belief %s: empty statement", b.ID)
 	case !validStatus[b.Status]:
-		return fmt.Errorf("belief %s: status %q is not one of active, revised, merged, split, archived", b.ID, b.Status)
+		return fmt.Errorf("belief %s: status %q is not one of active, revised, merged, split, archived, expired", b.ID, b.Status)
+	case b.Kind != "" && !episode.ValidKind(b.Kind):
+		return fmt.Errorf("belief %s: kind %q is not one of %s", b.ID, b.Kind, strings.Join(episode.Kinds, ", "))
 	case !validTimeframe[b.Timeframe]:
 		return fmt.Errorf("belief %s: timeframe %q is not one of current, past, always", b.ID, b.Timeframe)
 	case b.Scope != episode.ScopeProject && b.Scope != episode.ScopeGlobal:
@@ -290,6 +368,18 @@ func validateBelief(b belief.Belief) error {
 		return fmt.Errorf("belief %s: missing created_at", b.ID)
 	case len(b.Embedding) > 0 && b.Embedder == "":
 		return fmt.Errorf("belief %s: embedding without embedder", b.ID)
+	}
+	return nil
+}
+
+func validateEvent(ev store.Event) error {
+	switch {
+	case !store.MemoryIDRe.MatchString(ev.MemoryID):
+		return fmt.Errorf("event: memory_id %q: want ep_… or bl_… and 12 hex digits", ev.MemoryID)
+	case !store.ValidAction(ev.Action):
+		return fmt.Errorf("event of %s: action %q is not one of %s", ev.MemoryID, ev.Action, strings.Join(store.Actions, ", "))
+	case ev.At.IsZero():
+		return fmt.Errorf("event of %s: missing at", ev.MemoryID)
 	}
 	return nil
 }

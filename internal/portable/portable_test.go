@@ -98,6 +98,11 @@ func TestBadLineStoresNothing(t *testing.T) {
 		{"repeated id", lines[0], "line 2: id ep_000000000001 repeats line 1"},
 		{"scope", strings.Replace(lines[1], `"scope":"global"`, `"scope":"team"`, 1), `scope "team"`},
 		{"bad belief", `{"kind":"belief","id":"bl_000000000001","statement":"x","status":"active","timeframe":"current","scope":"global","confidence_alpha":0,"confidence_beta":1,"created_at":"2026-01-01T00:00:00Z"}`, "confidence_alpha 0"},
+		{"event action", `{"kind":"event","at":"2026-01-01T00:00:00Z","memory_id":"ep_000000000002","action":"renamed"}`, `action "renamed" is not one of formed`},
+		{"event id", `{"kind":"event","at":"2026-01-01T00:00:00Z","memory_id":"../x","action":"formed"}`, `memory_id "../x"`},
+		{"event time", `{"kind":"event","memory_id":"ep_000000000002","action":"formed"}`, "missing at"},
+		{"link id", `{"kind":"link","from":"bl_000000000001","to":"ep_000000000002","similarity":0.5,"at":"2026-01-01T00:00:00Z"}`, "want two belief ids"},
+		{"link similarity", `{"kind":"link","from":"bl_000000000001","to":"bl_000000000002","similarity":7,"at":"2026-01-01T00:00:00Z"}`, "similarity 7"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := openDB(t)
@@ -228,5 +233,82 @@ func TestMemoryFileStateStaysOnItsMachine(t *testing.T) {
 	gb, err := dst.GetBelief(ctx, b.ID)
 	if err != nil || !gb.PromotedAt.IsZero() || !gb.DemotedAt.IsZero() {
 		t.Errorf("imported belief: promoted_at %v demoted_at %v, %v", gb.PromotedAt, gb.DemotedAt, err)
+	}
+}
+
+// TestHistoryTravels: an export carries every memory's history, the
+// 'forgotten' events included, and an import restores it as it was.
+func TestHistoryTravels(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	at := time.UnixMilli(1700000000000)
+	b := sampleBelief(1)
+	evs := []store.Event{
+		{At: at, MemoryID: b.ID, Action: store.ActionFormed, Cause: "ep_000000000001", Detail: "stated by the user",
+			After: map[string]any{"statement": b.Statement, "confidence": 0.8, "evidence": float64(3)}},
+		{At: at.Add(time.Hour), MemoryID: b.ID, Action: store.ActionReinforced, Cause: "ep_000000000002",
+			Before: map[string]any{"confidence": 0.8}, After: map[string]any{"confidence": 0.875}},
+	}
+	if err := src.Import(ctx, []episode.Episode{sample(1), sample(2)}, []belief.Belief{b}, evs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Forget(ctx, []string{"ep_000000000002"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if n, err := Export(ctx, src, &out); err != nil || n != 1+1+3 {
+		t.Fatalf("Export n=%d err=%v\n%s", n, err, out.String())
+	}
+	dst := openDB(t)
+	if n, err := Import(ctx, dst, bytes.NewReader(out.Bytes())); err != nil || n != 5 {
+		t.Fatalf("Import n=%d err=%v", n, err)
+	}
+	for _, id := range []string{b.ID, "ep_000000000002"} {
+		want, _ := src.History(ctx, id)
+		got, err := dst.History(ctx, id)
+		if err != nil || len(got) != len(want) || len(got) == 0 {
+			t.Fatalf("history of %s: %+v %v, want %+v", id, got, err, want)
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if !g.At.Equal(w.At) || g.Action != w.Action || g.Cause != w.Cause || g.Detail != w.Detail ||
+				fmt.Sprint(g.Before) != fmt.Sprint(w.Before) || fmt.Sprint(g.After) != fmt.Sprint(w.After) {
+				t.Fatalf("event %d of %s: %+v, want %+v", i, id, g, w)
+			}
+		}
+	}
+	var again bytes.Buffer
+	Export(ctx, dst, &again)
+	if again.String() != out.String() {
+		t.Errorf("export after import differs:\n%s\n---\n%s", out.String(), again.String())
+	}
+}
+
+// TestLinksTravel: an export carries the links between beliefs, and an
+// import restores them, both ways.
+func TestLinksTravel(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	bs := []belief.Belief{sampleBelief(1), sampleBelief(2), sampleBelief(3)}
+	at := time.UnixMilli(1700000000000)
+	links := []store.Link{{From: bs[0].ID, To: bs[1].ID, Similarity: 0.5, At: at}, {From: bs[0].ID, To: bs[2].ID, Similarity: 0.25, At: at}}
+	if err := src.ImportAll(ctx, nil, bs, nil, links); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if n, err := Export(ctx, src, &out); err != nil || n != 3+4 {
+		t.Fatalf("Export n=%d err=%v", n, err)
+	}
+	dst := openDB(t)
+	if n, err := Import(ctx, dst, bytes.NewReader(out.Bytes())); err != nil || n != 7 {
+		t.Fatalf("Import n=%d err=%v", n, err)
+	}
+	want, _ := src.AllLinks(ctx)
+	got, _ := dst.AllLinks(ctx)
+	if len(got) != 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("links after import: %+v, want %+v", got, want)
+	}
+	if probs, err := dst.LinkProblems(ctx); err != nil || len(probs) > 0 {
+		t.Fatalf("graph: %v %v", probs, err)
 	}
 }

@@ -133,6 +133,11 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	}
 	res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
+	if len(res.Beliefs)+len(res.Episodes) > 0 {
+		g := recall.LoadGraph(cfg.Home)
+		recall.BoostSubjects(&res, g, in.Prompt)
+		recall.ExpandLinks(&res, g, root)
+	}
 	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
 	text, ids := recall.Format(res, recall.DefaultLimits, now)
 	return answer{text: text, ids: ids, problems: res.Problems}

@@ -32,6 +32,8 @@ type Candidate struct {
 	// Before and After are the exchanges next to an episode in its
 	// session, set by Expand for the episodes about to become bites.
 	Before, After *Item
+	// Linked is the belief whose link brought this one (ExpandLinks).
+	Linked string
 }
 
 // Weights of the blend.

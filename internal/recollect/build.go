@@ -161,6 +161,9 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	if err := write(recall.GlobalPath(home), episode.ScopeGlobal, ""); err != nil {
 		return st, err
 	}
+	if err := writeGraph(ctx, db, home, beliefs); err != nil {
+		return st, fmt.Errorf("write the belief graph: %w", err)
+	}
 	keep := map[string]bool{recall.GlobalPath(home): true}
 	for _, p := range projects {
 		path := recall.ProjectPath(home, p)
@@ -241,3 +244,47 @@ func CleanSessionFiles(home string, maxAge time.Duration, now time.Time) int {
 	}
 	return n
 }
+
+// writeGraph writes the graph file: for each belief the recollection
+// files carry, the linked beliefs they carry too; and for each subject of
+// those beliefs, the beliefs about it and the episodes that support them.
+func writeGraph(ctx context.Context, db *store.DB, home string, beliefs []store.BeliefCard) error {
+	byID := make(map[string]store.BeliefCard, len(beliefs))
+	for _, b := range beliefs {
+		byID[b.ID] = b
+	}
+	links, err := db.AllLinks(ctx)
+	if err != nil {
+		return err
+	}
+	g := recall.Graph{Links: map[string][]recall.Linked{}, Subjects: map[string][]string{}}
+	for _, l := range links {
+		if _, ok := byID[l.From]; !ok {
+			continue
+		}
+		o, ok := byID[l.To]
+		if !ok {
+			continue
+		}
+		lk := recall.Linked{ID: o.ID, Text: o.Statement, At: o.LastReinforced, Confidence: float32(o.Confidence()),
+			Evidence: int32(o.EvidenceCount)}
+		if o.Scope == episode.ScopeProject {
+			lk.Project, lk.ProjectPath = o.Project, o.ProjectPath
+		}
+		g.Links[l.From] = append(g.Links[l.From], lk)
+	}
+	subjects, err := db.BeliefSubjects(ctx, 0.4)
+	if err != nil {
+		return err
+	}
+	for _, s := range subjects {
+		if k := recall.SubjectKey(s.Subject); k != "" && len(g.Subjects[k]) < maxSubjectIDs {
+			ids := append([]string{s.ID}, s.Supporting...)
+			g.Subjects[k] = append(g.Subjects[k], ids[:min(len(ids), maxSubjectIDs-len(g.Subjects[k]))]...)
+		}
+	}
+	return recall.SaveGraph(home, g)
+}
+
+// maxSubjectIDs bounds the memories listed for one subject.
+const maxSubjectIDs = 50

@@ -16,7 +16,7 @@ import (
 const beliefCols = `id, statement, subject, predicate, context, timeframe, confidence_alpha, confidence_beta, scope, project,
 	project_path, supporting_episodes, contradicting_episodes, partial_episodes, revision_history, parent_belief_id,
 	child_belief_ids, embedding, embedder, status, evidence_count, stability, peak_confidence, created_at, updated_at,
-	last_reinforced_at, last_accessed_at, access_count, promoted_at, demoted_at`
+	last_reinforced_at, last_accessed_at, access_count, promoted_at, demoted_at, kind, speculative, due_at, source_belief_ids`
 
 func beliefArgs(b *belief.Belief) []any {
 	revs := b.Revisions
@@ -27,7 +27,8 @@ func beliefArgs(b *belief.Belief) []any {
 		b.ProjectPath, jsonOf(nonNil(b.Supporting)), jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs),
 		b.ParentID, jsonOf(nonNil(b.Children)), vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.Stability,
 		b.PeakConfidence, ms(b.CreatedAt), ms(b.UpdatedAt), nullMS(b.LastReinforcedAt), nullMS(b.LastAccessedAt),
-		b.AccessCount, nullMS(b.PromotedAt), nullMS(b.DemotedAt)}
+		b.AccessCount, nullMS(b.PromotedAt), nullMS(b.DemotedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt),
+		jsonOf(nonNil(b.Sources))}
 }
 
 func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
@@ -35,11 +36,13 @@ func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
 	var sup, con, par, revs, kids string
 	var emb []byte
 	var created, updated int64
-	var reinforced, accessed, promoted, demoted sql.NullInt64
+	var reinforced, accessed, promoted, demoted, due sql.NullInt64
+	var speculative int
+	var sources string
 	err := sc.Scan(&b.ID, &b.Statement, &b.Subject, &b.Predicate, &b.Context, &b.Timeframe, &b.Alpha, &b.Beta, &b.Scope,
 		&b.Project, &b.ProjectPath, &sup, &con, &par, &revs, &b.ParentID, &kids, &emb, &b.Embedder, &b.Status,
 		&b.EvidenceCount, &b.Stability, &b.PeakConfidence, &created, &updated, &reinforced, &accessed, &b.AccessCount,
-		&promoted, &demoted)
+		&promoted, &demoted, &b.Kind, &speculative, &due, &sources)
 	if err != nil {
 		return b, err
 	}
@@ -52,6 +55,11 @@ func scanBelief(sc interface{ Scan(...any) error }) (belief.Belief, error) {
 	b.CreatedAt, b.UpdatedAt = fromMS(created), fromMS(updated)
 	b.LastReinforcedAt, b.LastAccessedAt = fromMS(reinforced.Int64), fromMS(accessed.Int64)
 	b.PromotedAt, b.DemotedAt = fromMS(promoted.Int64), fromMS(demoted.Int64)
+	b.Speculative, b.DueAt = speculative != 0, fromMS(due.Int64)
+	_ = json.Unmarshal([]byte(sources), &b.Sources)
+	if len(b.Sources) == 0 {
+		b.Sources = nil
+	}
 	return b, nil
 }
 
@@ -82,7 +90,7 @@ func (t *BeliefTx) Insert(b *belief.Belief) error {
 	if b.Stability <= 0 {
 		b.Stability = 1
 	}
-	_, err := t.tx.ExecContext(t.ctx, "INSERT INTO beliefs("+beliefCols+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	_, err := t.tx.ExecContext(t.ctx, "INSERT INTO beliefs("+beliefCols+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		beliefArgs(b)...)
 	if err != nil {
 		return fmt.Errorf("insert belief %s: %w", b.ID, err)
@@ -97,7 +105,8 @@ func (t *BeliefTx) Update(b *belief.Belief) error {
 		confidence_alpha=?, confidence_beta=?, scope=?, project=?, project_path=?, supporting_episodes=?,
 		contradicting_episodes=?, partial_episodes=?, revision_history=?, parent_belief_id=?, child_belief_ids=?, embedding=?,
 		embedder=?, status=?, evidence_count=?, stability=?, peak_confidence=?, created_at=?, updated_at=?,
-		last_reinforced_at=?, last_accessed_at=?, access_count=?, promoted_at=?, demoted_at=? WHERE id=?`,
+		last_reinforced_at=?, last_accessed_at=?, access_count=?, promoted_at=?, demoted_at=?, kind=?, speculative=?,
+		due_at=?, source_belief_ids=? WHERE id=?`,
 		append(args[1:], args[0])...)
 	if err != nil {
 		return fmt.Errorf("update belief %s: %w", b.ID, err)
@@ -105,7 +114,7 @@ func (t *BeliefTx) Update(b *belief.Belief) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("belief %s: %w", b.ID, ErrNotFound)
 	}
-	return nil
+	return followStatus(t.ctx, t.tx, b, b.UpdatedAt)
 }
 
 // Get returns a belief inside the transaction.
@@ -132,6 +141,7 @@ type BeliefFilter struct {
 	Scope       string
 	ProjectPath string
 	MinConf     float64
+	Kind        string // "" for every kind
 }
 
 // ListBeliefs returns beliefs matching f, by confidence then evidence.
@@ -149,6 +159,10 @@ func (db *DB) ListBeliefs(ctx context.Context, f BeliefFilter) ([]belief.Belief,
 	if f.ProjectPath != "" {
 		q += " AND project_path = ?"
 		args = append(args, f.ProjectPath)
+	}
+	if f.Kind != "" {
+		q += " AND kind = ?"
+		args = append(args, f.Kind)
 	}
 	q += " ORDER BY confidence_alpha / (confidence_alpha + confidence_beta) DESC, evidence_count DESC, seq"
 	rows, err := db.sql.QueryContext(ctx, q, args...)
@@ -196,7 +210,7 @@ func (db *DB) DeleteBelief(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("belief %s: %w", id, ErrNotFound)
 		}
-		return nil
+		return unlink(ctx, tx, id)
 	})
 }
 
@@ -222,10 +236,16 @@ func storedBelief(ctx context.Context, tx *sql.Tx, b *belief.Belief, err error) 
 	return err
 }
 
-// Import inserts episodes then beliefs in one transaction: all or nothing.
-// A failing record is a *RecordError whose Index counts the episodes first,
-// then the beliefs.
-func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Belief) error {
+// Import inserts episodes, then beliefs, then history events in one
+// transaction: all or nothing. A failing record is a *RecordError whose
+// Index counts the episodes first, then the beliefs, then the events.
+func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs ...Event) error {
+	return db.ImportAll(ctx, eps, bs, evs, nil)
+}
+
+// ImportAll is Import with links between beliefs, made last (a link whose
+// ends are not both active beliefs is not made).
+func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs []Event, links []Link) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
 		st := newStmts(ctx, tx)
@@ -239,6 +259,16 @@ func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Bel
 		for i := range bs {
 			if err := bt.Insert(&bs[i]); err != nil {
 				return &RecordError{Index: len(eps) + i, Err: storedBelief(ctx, tx, &bs[i], err)}
+			}
+		}
+		for i, ev := range evs {
+			if err := insertEvent(ctx, tx, ev); err != nil {
+				return &RecordError{Index: len(eps) + len(bs) + i, Err: err}
+			}
+		}
+		for i, l := range links {
+			if err := bt.Link(l.From, l.To, l.Similarity, l.At); err != nil {
+				return &RecordError{Index: len(eps) + len(bs) + len(evs) + i, Err: err}
 			}
 		}
 		return nil

@@ -111,7 +111,7 @@ func (t *BeliefTx) SetMeta(key, value string) error {
 
 // UpdateEvidence rewrites what consolidation owns of an existing belief:
 // its statement and structured fields, confidence, evidence, lineage,
-// embedding and status. Access columns (written by recall and expand) and
+// embedding, status, kind and lifetime. Access columns (written by recall and expand) and
 // promotion columns (written by the MEMORY.md cycle) are left as they are,
 // so that a concurrent access is never overwritten by a stale copy.
 func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
@@ -122,18 +122,20 @@ func (t *BeliefTx) UpdateEvidence(b *belief.Belief) error {
 	res, err := t.tx.ExecContext(t.ctx, `UPDATE beliefs SET statement=?, subject=?, predicate=?, context=?, timeframe=?,
 		confidence_alpha=?, confidence_beta=?, supporting_episodes=?, contradicting_episodes=?, partial_episodes=?,
 		revision_history=?, parent_belief_id=?, child_belief_ids=?, embedding=?, embedder=?, status=?, evidence_count=?,
-		peak_confidence=?, updated_at=?, last_reinforced_at=? WHERE id=?`,
+		peak_confidence=?, updated_at=?, last_reinforced_at=?, kind=?, speculative=?, due_at=?, source_belief_ids=? WHERE id=?`,
 		b.Statement, b.Subject, b.Predicate, b.Context, b.Timeframe, b.Alpha, b.Beta, jsonOf(nonNil(b.Supporting)),
 		jsonOf(nonNil(b.Contradicting)), jsonOf(nonNil(b.Partial)), jsonOf(revs), b.ParentID, jsonOf(nonNil(b.Children)),
 		vectorBlob(b.Embedding), b.Embedder, b.Status, b.EvidenceCount, b.PeakConfidence, ms(b.UpdatedAt),
-		nullMS(b.LastReinforcedAt), b.ID)
+		nullMS(b.LastReinforcedAt), b.Kind, boolInt(b.Speculative), nullMS(b.DueAt), jsonOf(nonNil(b.Sources)), b.ID)
 	if err != nil {
 		return fmt.Errorf("update belief %s: %w", b.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("belief %s: %w", b.ID, ErrNotFound)
 	}
-	return nil
+	// A belief that leaves the active status takes its links along (a
+	// merged one hands them to its survivor).
+	return followStatus(t.ctx, t.tx, b, b.UpdatedAt)
 }
 
 // CountBeliefFTS counts the beliefs whose full-text index entry matches an

@@ -114,13 +114,16 @@ func (db *DB) CommitOutcomes(ctx context.Context, outs []Outcome) (IngestResult,
 					}
 					id = o.Episode.ID
 					res.Inserted++
+					if err := insertEvent(ctx, tx, episodeFormed(o.Episode, now, fmt.Sprintf("capture %d", o.CaptureID))); err != nil {
+						return err
+					}
 				} else {
 					id = existing
 					o.Merge = &EpisodeMerge{SessionID: o.Episode.SessionID, Entities: o.Episode.Entities, Importance: o.Episode.Importance}
 				}
 			}
 			if id != "" && id != idOf(o.Episode) {
-				if err := mergeEpisode(ctx, tx, id, o.Merge, now); err != nil {
+				if err := mergeEpisode(ctx, tx, id, o.Merge, now, fmt.Sprintf("capture %d", o.CaptureID)); err != nil {
 					return err
 				}
 				res.Merged++
@@ -160,8 +163,9 @@ func episodeIDByHash(st *stmts, hash string) (string, error) {
 
 const insertEpisodeSQL = `INSERT INTO episodes(id, summary, context, entities, signals, importance, type, scope,
 		project, project_path, session_id, session_ids, content_hash, embedding, embedder, extractor,
-		occurred_at, created_at, updated_at, access_count, last_accessed_at, stability, compressed, graduated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		occurred_at, created_at, updated_at, access_count, last_accessed_at, stability, compressed, graduated_at,
+		kind, speculative, due_at, lifecycle)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // stmts prepares the statements a transaction repeats, once: parsing SQL
 // costs more than running these statements.
@@ -241,7 +245,8 @@ func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 	_, err := s.exec(insertEpisodeSQL,
 		e.ID, e.Summary, e.Context, jsonOf(nonNil(e.Entities)), jsonOf(nonNilSignals(e.Signals)), e.Importance, e.Type, e.Scope,
 		e.Project, e.ProjectPath, e.SessionID, jsonOf(nonNil(sessions)), e.ContentHash, vectorBlob(e.Embedding), e.Embedder, e.Extractor,
-		occurred, created, updated, e.AccessCount, nullMS(e.LastAccessedAt), stability, boolInt(e.Compressed), nullMS(e.GraduatedAt))
+		occurred, created, updated, e.AccessCount, nullMS(e.LastAccessedAt), stability, boolInt(e.Compressed), nullMS(e.GraduatedAt),
+		e.Kind, boolInt(e.Speculative), nullMS(e.DueAt), e.Lifecycle)
 	if err != nil {
 		return fmt.Errorf("insert episode %s: %w", e.ID, err)
 	}
@@ -249,7 +254,7 @@ func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 }
 
 // mergeEpisode adds a duplicate's or continuation's contribution to an episode.
-func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, now int64) error {
+func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, now int64, cause string) error {
 	if m == nil {
 		m = &EpisodeMerge{}
 	}
@@ -266,6 +271,7 @@ func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, n
 	var sessions, entities []string
 	_ = json.Unmarshal([]byte(sessionsJSON), &sessions)
 	_ = json.Unmarshal([]byte(entitiesJSON), &entities)
+	before := map[string]any{"importance": importance, "sessions": len(sessions), "context_bytes": len(context)}
 	if m.SessionID != "" {
 		sessions = appendUnique(sessions, m.SessionID)
 	}
@@ -287,7 +293,22 @@ func mergeEpisode(ctx context.Context, tx *sql.Tx, id string, m *EpisodeMerge, n
 	importance = math.Max(importance, m.Importance)
 	_, err = tx.ExecContext(ctx, "UPDATE episodes SET session_ids = ?, entities = ?, context = ?, importance = ?, updated_at = ? WHERE id = ?",
 		jsonOf(nonNil(sessions)), jsonOf(nonNil(entities)), context, importance, now, id)
-	return err
+	if err != nil {
+		return err
+	}
+	return insertEvent(ctx, tx, Event{At: fromMS(now), MemoryID: id, Action: ActionMerged, Cause: cause,
+		Detail: "a duplicate or continuation of the turn was added", Before: before,
+		After: map[string]any{"importance": importance, "sessions": len(sessions), "context_bytes": len(context)}})
+}
+
+// episodeFormed is the event of a new episode.
+func episodeFormed(e *episode.Episode, now int64, cause string) Event {
+	at := e.CreatedAt
+	if at.IsZero() {
+		at = fromMS(now)
+	}
+	return Event{At: at, MemoryID: e.ID, Action: ActionFormed, Cause: cause,
+		After: map[string]any{"type": e.Type, "importance": e.Importance, "scope": e.Scope}}
 }
 
 func appendUnique(list []string, s string) []string {
@@ -323,18 +344,18 @@ func (db *DB) PreviousEpisodeStart(ctx context.Context, sessionID string, before
 
 const episodeCols = `id, summary, context, entities, signals, importance, type, scope, project, project_path, session_id,
 	session_ids, content_hash, embedding, embedder, extractor, occurred_at, created_at, updated_at, access_count,
-	last_accessed_at, stability, compressed, graduated_at`
+	last_accessed_at, stability, compressed, graduated_at, kind, speculative, due_at, lifecycle`
 
 func scanEpisode(sc interface{ Scan(...any) error }) (episode.Episode, error) {
 	var e episode.Episode
 	var entities, signals, sessions string
 	var emb []byte
 	var occurred, created, updated int64
-	var accessed, graduated sql.NullInt64
-	var compressed int
+	var accessed, graduated, due sql.NullInt64
+	var compressed, speculative int
 	err := sc.Scan(&e.ID, &e.Summary, &e.Context, &entities, &signals, &e.Importance, &e.Type, &e.Scope, &e.Project,
 		&e.ProjectPath, &e.SessionID, &sessions, &e.ContentHash, &emb, &e.Embedder, &e.Extractor, &occurred, &created,
-		&updated, &e.AccessCount, &accessed, &e.Stability, &compressed, &graduated)
+		&updated, &e.AccessCount, &accessed, &e.Stability, &compressed, &graduated, &e.Kind, &speculative, &due, &e.Lifecycle)
 	if err != nil {
 		return e, err
 	}
@@ -344,7 +365,7 @@ func scanEpisode(sc interface{ Scan(...any) error }) (episode.Episode, error) {
 	e.Embedding, _ = embed.Decode(emb)
 	e.OccurredAt, e.CreatedAt, e.UpdatedAt = fromMS(occurred), fromMS(created), fromMS(updated)
 	e.LastAccessedAt, e.GraduatedAt = fromMS(accessed.Int64), fromMS(graduated.Int64)
-	e.Compressed = compressed != 0
+	e.Compressed, e.Speculative, e.DueAt = compressed != 0, speculative != 0, fromMS(due.Int64)
 	return e, nil
 }
 
@@ -493,7 +514,9 @@ func (s *stmts) storedEpisode(e *episode.Episode, err error) error {
 }
 
 // ImportEpisodes inserts episodes in one transaction: all or nothing. An
-// episode whose id or content hash exists already is a *RecordError.
+// episode whose id or content hash exists already is a *RecordError. Each
+// one's history begins with a 'formed' event caused by "save" (the memory
+// tools store episodes this way).
 func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
@@ -502,6 +525,9 @@ func (db *DB) ImportEpisodes(ctx context.Context, eps []episode.Episode) error {
 		for i := range eps {
 			if err := st.insertEpisode(&eps[i], now); err != nil {
 				return &RecordError{Index: i, Err: st.storedEpisode(&eps[i], err)}
+			}
+			if err := insertEvent(ctx, tx, episodeFormed(&eps[i], now, "save")); err != nil {
+				return err
 			}
 		}
 		return nil

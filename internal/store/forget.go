@@ -4,13 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // Forget deletes episodes, with every capture they were made from, and
 // beliefs, in one transaction: all or nothing. An id the store does not
-// hold fails it with ErrNotFound. The deleted text can still be read from
+// hold fails it with ErrNotFound. Each memory's history is replaced by one
+// 'forgotten' event that holds none of its values. The deleted text can still be read from
 // the database files until Scrub has run.
 func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error {
+	now := time.Now()
 	return db.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range episodeIDs {
 			// The captures first: they name the episode.
@@ -24,6 +27,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 			if n, _ := res.RowsAffected(); n == 0 {
 				return fmt.Errorf("episode %s: %w", id, ErrNotFound)
 			}
+			if err := forgetHistory(ctx, tx, id, now); err != nil {
+				return err
+			}
 		}
 		for _, id := range beliefIDs {
 			res, err := tx.ExecContext(ctx, "DELETE FROM beliefs WHERE id = ?", id)
@@ -32,6 +38,12 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
 				return fmt.Errorf("belief %s: %w", id, ErrNotFound)
+			}
+			if err := unlink(ctx, tx, id); err != nil {
+				return err
+			}
+			if err := forgetHistory(ctx, tx, id, now); err != nil {
+				return err
 			}
 		}
 		return nil

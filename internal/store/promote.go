@@ -181,7 +181,7 @@ func (db *DB) MemoryFiles(ctx context.Context) ([]MemoryFile, error) {
 // the oldest, at most limit.
 func (db *DB) GraduationCandidates(ctx context.Context, minImportance float64, limit int) ([]episode.Episode, error) {
 	return db.queryEpisodes(ctx, "graduation candidates", "SELECT "+episodeCols+` FROM episodes
-		WHERE scope = 'global' AND graduated_at IS NULL AND importance >= ?
+		WHERE scope = 'global' AND graduated_at IS NULL AND lifecycle = '' AND importance >= ?
 		ORDER BY importance DESC, occurred_at, seq LIMIT ?`, minImportance, limit)
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -33,12 +34,12 @@ func (db *DB) RecallProjects(ctx context.Context) ([]string, error) {
 
 // CandidateEpisodes returns the episodes a recollection file carries for a
 // scope (and project): the most important and the most recent, up to limit
-// of each, without repeats.
+// of each, without repeats; archived and expired ones are not recalled.
 func (db *DB) CandidateEpisodes(ctx context.Context, scope, projectPath string, limit int) ([]episode.Episode, error) {
-	where := "scope = 'global'"
+	where := "lifecycle = '' AND scope = 'global'"
 	args := []any{}
 	if scope == episode.ScopeProject {
-		where = "scope = 'project' AND project_path = ?"
+		where = "lifecycle = '' AND scope = 'project' AND project_path = ?"
 		args = append(args, projectPath)
 	}
 	q := "SELECT " + episodeCols + " FROM episodes WHERE seq IN (" +
@@ -184,6 +185,36 @@ func (db *DB) RecentSessionAnchors(ctx context.Context, since time.Time) ([]Sess
 			a.EpisodeID = ep.String
 			out = append(out, a)
 		}
+	}
+	return out, rows.Err()
+}
+
+// BeliefSubject is what an active belief is about, with the episodes that
+// support it.
+type BeliefSubject struct {
+	ID, Subject string
+	Supporting  []string
+}
+
+// BeliefSubjects returns the subjects of the active beliefs with
+// confidence above min, the most confident first.
+func (db *DB) BeliefSubjects(ctx context.Context, min float64) ([]BeliefSubject, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, subject, supporting_episodes FROM beliefs
+		WHERE status = 'active' AND subject != '' AND confidence_alpha / (confidence_alpha + confidence_beta) > ?
+		ORDER BY confidence_alpha / (confidence_alpha + confidence_beta) DESC, seq`, min)
+	if err != nil {
+		return nil, fmt.Errorf("store: belief subjects: %w", err)
+	}
+	defer rows.Close()
+	var out []BeliefSubject
+	for rows.Next() {
+		var s BeliefSubject
+		var sup string
+		if err := rows.Scan(&s.ID, &s.Subject, &sup); err != nil {
+			return nil, err
+		}
+		_ = json.Unmarshal([]byte(sup), &s.Supporting)
+		out = append(out, s)
 	}
 	return out, rows.Err()
 }

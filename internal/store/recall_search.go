@@ -139,12 +139,12 @@ func scanRecall(sc interface{ Scan(...any) error }) (RecallEpisode, error) {
 
 // EpisodesBySeq reads the episodes with the given rowids that are visible
 // from a project (its own and global ones; every one when projectPath is
-// ""), in the order of seqs.
+// ""), in the order of seqs; archived and expired ones are not recalled.
 func (db *DB) EpisodesBySeq(ctx context.Context, seqs []int64, projectPath string) ([]RecallEpisode, error) {
 	if len(seqs) == 0 {
 		return nil, nil
 	}
-	q := "SELECT " + recallCols + " FROM episodes WHERE seq IN (?" + strings.Repeat(",?", len(seqs)-1) + ")"
+	q := "SELECT " + recallCols + " FROM episodes WHERE lifecycle = '' AND seq IN (?" + strings.Repeat(",?", len(seqs)-1) + ")"
 	args := make([]any, 0, len(seqs)+1)
 	for _, s := range seqs {
 		args = append(args, s)
@@ -195,7 +195,7 @@ func (db *DB) SessionNeighbours(ctx context.Context, ids []string, window int) (
 	}
 	q := `SELECT h.id, h.seq, h.session_id, h.occurred_at, ` + prefixed("e.", recallCols) + `
 		FROM episodes h JOIN episodes e ON e.seq BETWEEN h.seq - ? AND h.seq + ? AND e.seq != h.seq
-		WHERE h.session_id != '' AND e.session_id = h.session_id AND h.id IN (?` + strings.Repeat(",?", len(ids)-1) + ")"
+		WHERE h.session_id != '' AND e.session_id = h.session_id AND e.lifecycle = '' AND h.id IN (?` + strings.Repeat(",?", len(ids)-1) + ")"
 	args := []any{window, window}
 	for _, id := range ids {
 		args = append(args, id)

@@ -82,6 +82,20 @@ func (db *DB) BeliefCounts(ctx context.Context) (map[string]int, error) {
 	return db.countBy(ctx, "SELECT status, count(*) FROM beliefs GROUP BY status")
 }
 
+// KindCounts returns the number of episodes recalled (lifecycle ”) and
+// of active beliefs by kind ("unknown" for imported memories that name
+// none), and of episodes by lifecycle ("live", archived, expired).
+func (db *DB) KindCounts(ctx context.Context) (episodes, beliefs, lifecycle map[string]int, err error) {
+	if episodes, err = db.countBy(ctx, "SELECT CASE kind WHEN '' THEN 'unknown' ELSE kind END, count(*) FROM episodes WHERE lifecycle = '' GROUP BY 1"); err != nil {
+		return
+	}
+	if beliefs, err = db.countBy(ctx, "SELECT CASE kind WHEN '' THEN 'unknown' ELSE kind END, count(*) FROM beliefs WHERE status = 'active' GROUP BY 1"); err != nil {
+		return
+	}
+	lifecycle, err = db.countBy(ctx, "SELECT CASE lifecycle WHEN '' THEN 'live' ELSE lifecycle END, count(*) FROM episodes GROUP BY 1")
+	return
+}
+
 // countBy runs a "key, count" query into a map.
 func (db *DB) countBy(ctx context.Context, q string) (map[string]int, error) {
 	rows, err := db.sql.QueryContext(ctx, q)
@@ -113,4 +127,26 @@ func (db *DB) OldestPending(ctx context.Context) (at time.Time, ok bool, err err
 		return time.Time{}, false, fmt.Errorf("store: oldest pending capture: %w", err)
 	}
 	return fromMS(ms), true, nil
+}
+
+// KindsOf returns the kind of each episode and belief of ids that exists.
+func (db *DB) KindsOf(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	err := inChunks(ids, func(in string, args []any) error {
+		rows, err := db.sql.QueryContext(ctx, "SELECT id, kind FROM episodes WHERE id IN ("+in+") UNION ALL SELECT id, kind FROM beliefs WHERE id IN ("+in+")",
+			append(args, args...)...)
+		if err != nil {
+			return fmt.Errorf("store: kinds: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, kind string
+			if err := rows.Scan(&id, &kind); err != nil {
+				return err
+			}
+			out[id] = kind
+		}
+		return rows.Err()
+	})
+	return out, err
 }

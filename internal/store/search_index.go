@@ -84,7 +84,9 @@ func scanIndex(sc interface{ Scan(...any) error }) (IndexEpisode, error) {
 }
 
 // EachIndexEpisode calls fn with every episode in seq order (seqs nil) or
-// with those of seqs that exist (ascending; deleted ones are skipped).
+// with those of seqs that exist (ascending; deleted ones are skipped). An
+// archived or expired episode is left out as if deleted: the index follows
+// it out of recall.
 func (db *DB) EachIndexEpisode(ctx context.Context, seqs []int64, fn func(IndexEpisode) error) error {
 	each := func(q string, args ...any) error {
 		rows, err := db.sql.QueryContext(ctx, q, args...)
@@ -104,10 +106,10 @@ func (db *DB) EachIndexEpisode(ctx context.Context, seqs []int64, fn func(IndexE
 		return rows.Err()
 	}
 	if seqs == nil {
-		return each("SELECT " + indexCols + " FROM episodes ORDER BY seq")
+		return each("SELECT " + indexCols + " FROM episodes WHERE lifecycle = '' ORDER BY seq")
 	}
 	return inChunks(seqs, func(in string, args []any) error {
-		return each("SELECT "+indexCols+" FROM episodes WHERE seq IN ("+in+") ORDER BY seq", args...)
+		return each("SELECT "+indexCols+" FROM episodes WHERE lifecycle = '' AND seq IN ("+in+") ORDER BY seq", args...)
 	})
 }
 

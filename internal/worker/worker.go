@@ -112,7 +112,8 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	}
 	c := &consolidate.Consolidator{DB: db, Judge: comp.Judge, Embedder: comp.Embedder, Log: log,
 		Options: consolidate.Options{EpisodeThreshold: cfg.BeliefEpisodeThreshold, Interval: cfg.BeliefInterval,
-			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation, Progress: comp.BeliefProgress}}
+			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation, Progress: comp.BeliefProgress,
+			CommitmentTTL: time.Duration(cfg.CommitmentDays) * 24 * time.Hour}}
 	if st.Beliefs, err = c.Run(ctx, time.Now()); err != nil {
 		return st, fmt.Errorf("consolidate beliefs: %w", err)
 	}

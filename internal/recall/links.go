@@ -1,0 +1,267 @@
+package recall
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Links between beliefs, for the prompt hook: the worker writes, for every
+// belief a recollection file carries, the beliefs linked to it that a
+// recollection file carries too (recall/graph.tsv); recall adds the
+// linked neighbours of its top beliefs at LinkDiscount of their parent's
+// score, and the belief bites are chosen from the lot as before, within
+// the same limits. The hook reads one small file and opens no database.
+
+// LinkDiscount is a linked neighbour's share of its parent's score.
+const LinkDiscount = 0.8
+
+// LinkParents is how many of the top beliefs bring their neighbours.
+const LinkParents = 3
+
+// Linked is a belief linked to another, with what a bite of it shows.
+type Linked struct {
+	ID          string    `json:"id"`
+	Text        string    `json:"text"`
+	Project     string    `json:"project,omitempty"`
+	ProjectPath string    `json:"project_path,omitempty"`
+	At          time.Time `json:"at,omitzero"`
+	Confidence  float32   `json:"confidence"`
+	Evidence    int32     `json:"evidence"`
+}
+
+// Graph is what the worker precomputes about beliefs for the prompt hook:
+// each belief's links, and the subjects beliefs are about with the
+// memories about each (the beliefs, and the episodes that support them).
+type Graph struct {
+	Links    map[string][]Linked
+	Subjects map[string][]string
+}
+
+// GraphPath is the graph file of a home. It is text, one record a line,
+// fields separated by tabs, so that the hook finds what it needs without
+// decoding the rest:
+//
+//	L <from> <to> <confidence> <evidence> <at ms> <project> <project path> <text>
+//	S <subject> <id>,<id>,…
+//
+// (ids and numbers hold no tab; texts have theirs folded into spaces).
+func GraphPath(home string) string { return filepath.Join(Dir(home), "graph.tsv") }
+
+// SaveGraph writes the graph file (0600, atomically).
+func SaveGraph(home string, g Graph) error {
+	var b bytes.Buffer
+	froms := slices.Sorted(maps.Keys(g.Links))
+	for _, from := range froms {
+		for _, l := range g.Links[from] {
+			at := int64(0)
+			if !l.At.IsZero() {
+				at = l.At.UnixMilli()
+			}
+			fmt.Fprintf(&b, "L\t%s\t%s\t%g\t%d\t%d\t%s\t%s\t%s\n", field(from), field(l.ID), l.Confidence, l.Evidence, at,
+				field(l.Project), field(l.ProjectPath), field(l.Text))
+		}
+	}
+	for _, subj := range slices.Sorted(maps.Keys(g.Subjects)) {
+		var ids []string
+		for _, id := range g.Subjects[subj] {
+			ids = append(ids, strings.ReplaceAll(field(id), ",", " "))
+		}
+		fmt.Fprintf(&b, "S\t%s\t%s\n", field(subj), strings.Join(ids, ","))
+	}
+	return WriteAtomic(GraphPath(home), b.Bytes())
+}
+
+// field folds tabs and line breaks into spaces.
+func field(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// GraphFile is a graph file as read: it is searched, not decoded.
+type GraphFile struct{ data []byte }
+
+// LoadGraph reads the graph file; a missing one is an empty graph.
+func LoadGraph(home string) *GraphFile {
+	data, err := os.ReadFile(GraphPath(home))
+	if err != nil {
+		return &GraphFile{}
+	}
+	return &GraphFile{data: data}
+}
+
+// linksOf returns the links of one belief.
+func (g *GraphFile) linksOf(id string) []Linked {
+	var out []Linked
+	key := []byte("L\t" + id + "\t")
+	data := g.data
+	for {
+		i := bytes.Index(data, key)
+		if i < 0 {
+			return out
+		}
+		if i > 0 && data[i-1] != '\n' {
+			data = data[i+len(key):]
+			continue
+		}
+		line := data[i:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		data = data[i+len(line):]
+		f := strings.SplitN(string(line), "\t", 9)
+		if len(f) != 9 {
+			continue
+		}
+		conf, _ := strconv.ParseFloat(f[3], 32)
+		ev, _ := strconv.Atoi(f[4])
+		at, _ := strconv.ParseInt(f[5], 10, 64)
+		l := Linked{ID: f[2], Confidence: float32(conf), Evidence: int32(ev), Project: f[6], ProjectPath: f[7], Text: f[8]}
+		if at > 0 {
+			l.At = time.UnixMilli(at)
+		}
+		out = append(out, l)
+	}
+}
+
+// about returns the ids of the memories about the subjects a prompt's
+// words (subjectWords, joined by single spaces and framed by spaces) name.
+func (g *GraphFile) about(words string) map[string]bool {
+	var out map[string]bool
+	data := g.data
+	for len(data) > 0 {
+		line := data
+		if j := bytes.IndexByte(data, '\n'); j >= 0 {
+			line, data = data[:j], data[j+1:]
+		} else {
+			data = nil
+		}
+		if len(line) < 3 || line[0] != 'S' || line[1] != '\t' {
+			continue
+		}
+		rest := line[2:]
+		j := bytes.IndexByte(rest, '\t')
+		if j <= 0 {
+			continue
+		}
+		if !strings.Contains(words, " "+string(rest[:j])+" ") {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		for _, id := range strings.Split(string(rest[j+1:]), ",") {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// ExpandLinks adds to res the beliefs linked to its top LinkParents
+// beliefs that it does not hold yet and that the prompt's project may see
+// (its own and global ones), each at LinkDiscount of its parent's score,
+// and orders the beliefs by score again.
+func ExpandLinks(res *Result, g *GraphFile, projectPath string) {
+	if g == nil || len(g.data) == 0 || len(res.Beliefs) == 0 {
+		return
+	}
+	have := map[string]bool{}
+	for _, b := range res.Beliefs {
+		have[b.ID] = true
+	}
+	for _, e := range res.Episodes {
+		have[e.ID] = true
+	}
+	var added []Candidate
+	for _, p := range res.Beliefs[:min(LinkParents, len(res.Beliefs))] {
+		for _, l := range g.linksOf(p.ID) {
+			if have[l.ID] || (l.ProjectPath != "" && l.ProjectPath != projectPath) {
+				continue
+			}
+			have[l.ID] = true
+			added = append(added, Candidate{Item: Item{Kind: KindBelief, ID: l.ID, Text: l.Text, Project: l.Project,
+				ProjectPath: l.ProjectPath, At: l.At, Confidence: l.Confidence, Evidence: l.Evidence},
+				Score: LinkDiscount * p.Score, Linked: p.ID})
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	res.Beliefs = append(res.Beliefs, added...)
+	slices.SortStableFunc(res.Beliefs, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+}
+
+// SubjectBoost is the bounded boost of a memory about a subject the prompt
+// names: its score is multiplied by 1 + SubjectBoost, once however many
+// subjects it is about.
+const SubjectBoost = 0.15
+
+// BoostSubjects raises the score of the found beliefs and episodes about a
+// subject the prompt names (a whole word or words of it, any case) by
+// SubjectBoost, and orders each list by score again. It finds nothing
+// new: it only reorders what recall found.
+func BoostSubjects(res *Result, g *GraphFile, prompt string) {
+	if g == nil || len(g.data) == 0 || len(res.Beliefs)+len(res.Episodes) == 0 {
+		return
+	}
+	about := g.about(" " + strings.Join(subjectWords(clipQuery(prompt)), " ") + " ")
+	if len(about) == 0 {
+		return
+	}
+	for _, list := range []*[]Candidate{&res.Beliefs, &res.Episodes} {
+		changed := false
+		for i := range *list {
+			if c := &(*list)[i]; about[c.ID] {
+				c.Score *= 1 + SubjectBoost
+				changed = true
+			}
+		}
+		if changed {
+			slices.SortStableFunc(*list, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+		}
+	}
+}
+
+// SubjectKey is how a subject is matched in a prompt: lower case, words
+// joined by single spaces ("" for one too short to name anything).
+func SubjectKey(s string) string {
+	k := strings.Join(subjectWords(s), " ")
+	if len(k) < 3 {
+		return ""
+	}
+	return k
+}
+
+// subjectWords are the lower-case words of s, singular; a word keeps the
+// dots, dashes, pluses and hashes inside it (fly.io, c++, c#), not a
+// sentence's full stop.
+func subjectWords(s string) []string {
+	ws := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '+' && r != '#'
+	})
+	out := ws[:0]
+	for _, w := range ws {
+		w = strings.Trim(w, ".-")
+		// A plural names the same subject ("pytest plugins", the belief's
+		// "pytest plugin").
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
