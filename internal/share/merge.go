@@ -38,6 +38,11 @@ type sharedEpisode struct {
 	CreatedAt   int64            `json:"created_at"`
 	UpdatedAt   int64            `json:"updated_at"`
 	Compressed  bool             `json:"compressed"`
+	// Kind, Speculative and DueAt: what kind of memory it is and its
+	// lifetime (absent in what older engrams pushed).
+	Kind        string `json:"memory_kind,omitempty"`
+	Speculative bool   `json:"speculative,omitempty"`
+	DueAt       int64  `json:"due_at,omitempty"`
 	// ProjectKey names a project episode's project (its space says it too,
 	// except in a personal space).
 	ProjectKey string `json:"project_key,omitempty"`
@@ -47,7 +52,7 @@ func toSharedEpisode(e *episode.Episode) sharedEpisode {
 	return sharedEpisode{ID: e.ID, Summary: e.Summary, Context: e.Context, Entities: nonNil(e.Entities), Signals: nonNilSignals(e.Signals),
 		Importance: e.Importance, Type: e.Type, Scope: e.Scope, SessionID: e.SessionID, SessionIDs: nonNil(e.SessionIDs),
 		ContentHash: e.ContentHash, Extractor: e.Extractor, OccurredAt: msOf(e.OccurredAt), CreatedAt: msOf(e.CreatedAt),
-		UpdatedAt: msOf(e.UpdatedAt), Compressed: e.Compressed}
+		UpdatedAt: msOf(e.UpdatedAt), Compressed: e.Compressed, Kind: e.Kind, Speculative: e.Speculative, DueAt: msOf(e.DueAt)}
 }
 
 // episodeInto writes s's shared fields over e (a local copy or a new one),
@@ -67,6 +72,9 @@ func (s sharedEpisode) into(e *episode.Episode) {
 	e.Importance, e.Type, e.Scope, e.SessionID, e.SessionIDs = s.Importance, s.Type, s.Scope, s.SessionID, nonNil(s.SessionIDs)
 	e.ContentHash, e.Extractor, e.Compressed = s.ContentHash, s.Extractor, s.Compressed
 	e.OccurredAt, e.CreatedAt, e.UpdatedAt = fromMS(s.OccurredAt), fromMS(s.CreatedAt), fromMS(s.UpdatedAt)
+	if s.Kind != "" {
+		e.Kind, e.Speculative, e.DueAt = s.Kind, s.Speculative, fromMS(s.DueAt)
+	}
 }
 
 // joinEpisodes is the merge rule for episodes: the later version (by
@@ -106,6 +114,9 @@ type sharedBelief struct {
 	CreatedAt      int64             `json:"created_at"`
 	UpdatedAt      int64             `json:"updated_at"`
 	LastReinforced int64             `json:"last_reinforced_at"`
+	Kind           string            `json:"memory_kind,omitempty"`
+	Speculative    bool              `json:"speculative,omitempty"`
+	DueAt          int64             `json:"due_at,omitempty"`
 	ProjectKey     string            `json:"project_key,omitempty"`
 }
 
@@ -117,7 +128,8 @@ func toSharedBelief(b *belief.Belief) sharedBelief {
 	}
 	return sharedBelief{ID: b.ID, Statement: b.Statement, Subject: b.Subject, Predicate: b.Predicate, Context: b.Context,
 		Timeframe: b.Timeframe, Scope: b.Scope, Status: b.Status, ParentID: b.ParentID, Children: sortedSet(b.Children),
-		Revisions: sortRevisions(revs), CreatedAt: msOf(b.CreatedAt), UpdatedAt: msOf(b.UpdatedAt), LastReinforced: msOf(b.LastReinforcedAt)}
+		Revisions: sortRevisions(revs), CreatedAt: msOf(b.CreatedAt), UpdatedAt: msOf(b.UpdatedAt), LastReinforced: msOf(b.LastReinforcedAt),
+		Kind: b.Kind, Speculative: b.Speculative, DueAt: msOf(b.DueAt)}
 }
 
 // statusRank orders statuses: a belief retired anywhere (revised, split,
@@ -126,7 +138,7 @@ func statusRank(s string) int {
 	switch s {
 	case belief.StatusActive:
 		return 0
-	case belief.StatusArchived:
+	case belief.StatusArchived, belief.StatusExpired:
 		return 1
 	}
 	return 2
@@ -244,6 +256,16 @@ func beliefFrom(s sharedBelief, ev []Evidence, local *belief.Belief, project, pa
 	}
 	b.ID, b.Statement, b.Subject, b.Predicate, b.Context = s.ID, red(s.Statement), red(s.Subject), red(s.Predicate), red(s.Context)
 	b.Timeframe, b.Scope, b.Status, b.ParentID = s.Timeframe, s.Scope, s.Status, s.ParentID
+	if s.Kind != "" {
+		b.Kind, b.Speculative, b.DueAt = s.Kind, s.Speculative, fromMS(s.DueAt)
+	} else if b.Kind == "" {
+		// An older engram's push names no kind: as the store's migration
+		// kinds the beliefs it finds.
+		b.Kind = episode.KindFact
+		if s.Predicate == "prefers" || s.Predicate == "avoids" {
+			b.Kind = episode.KindPreference
+		}
+	}
 	b.Children, b.Revisions = nonNil(s.Children), s.Revisions
 	for i := range b.Revisions {
 		b.Revisions[i].OldStatement = red(b.Revisions[i].OldStatement)
@@ -392,7 +414,7 @@ var (
 	validTypes  = map[string]bool{episode.TypePreference: true, episode.TypeDecision: true, episode.TypeCorrection: true,
 		episode.TypeFact: true, episode.TypeProcedure: true, episode.TypeEvent: true, episode.TypeQuestion: true}
 	validStatus = map[string]bool{belief.StatusActive: true, belief.StatusRevised: true, belief.StatusMerged: true,
-		belief.StatusSplit: true, belief.StatusArchived: true}
+		belief.StatusSplit: true, belief.StatusArchived: true, belief.StatusExpired: true}
 	validTimeframe = map[string]bool{belief.TimeCurrent: true, belief.TimePast: true, belief.TimeAlways: true}
 )
 
@@ -408,6 +430,10 @@ func (s *sharedEpisode) sane(id string) bool {
 	}
 	if math.IsNaN(s.Importance) || s.Importance < 0 || s.Importance > 1 {
 		s.Importance = 0.5
+	}
+	if !episode.ValidKind(s.Kind) {
+		// An older engram's push names no kind: the one its type implies.
+		s.Kind, s.Speculative, s.DueAt = episode.KindOfType(s.Type), false, 0
 	}
 	s.Summary, s.Context = clip(s.Summary, maxSummary), clip(s.Context, maxContext)
 	if s.SessionID != "" && hookio.ValidSessionID(s.SessionID) != nil {
@@ -431,6 +457,9 @@ func (s *sharedBelief) sane(id string) bool {
 	}
 	if !validTimeframe[s.Timeframe] {
 		s.Timeframe = belief.TimeCurrent
+	}
+	if s.Kind != "" && !episode.ValidKind(s.Kind) {
+		s.Kind, s.Speculative, s.DueAt = "", false, 0
 	}
 	s.Statement = clip(s.Statement, maxSummary)
 	return true

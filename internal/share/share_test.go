@@ -107,6 +107,9 @@ func TestTeamSharing(t *testing.T) {
 			t.Errorf("%s: α=%v β=%v status %s evidence %d; a has α=%v β=%v status %s evidence %d", m.name, got.Alpha, got.Beta,
 				got.Status, got.EvidenceCount, want.Alpha, want.Beta, want.Status, want.EvidenceCount)
 		}
+		if got.Kind == "" || got.Kind != want.Kind {
+			t.Errorf("%s: kind %q; a has %q", m.name, got.Kind, want.Kind)
+		}
 	}
 	if want.Alpha < 1+2*belief.StatedWeight || want.Beta < 1+belief.StatedWeight {
 		t.Errorf("the belief did not gather both machines' evidence: α=%v β=%v", want.Alpha, want.Beta)
