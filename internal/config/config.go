@@ -107,6 +107,11 @@ type Config struct {
 	// Promote turns on writing the MEMORY.md files Claude Code loads
 	// (promoted beliefs, graduated episodes).
 	Promote bool `split_words:"true" default:"true"`
+	// Review is how beliefs reach long-term and core memory: "off" (the
+	// numeric gates alone), "uncertain" (explicit statements and
+	// high-confidence beliefs pass, the others wait for review), or "all"
+	// (everything waits for review).
+	Review string `split_words:"true" default:"uncertain"`
 	// GraduateImportance is the importance from which a global episode
 	// graduates into $ENGRAM_HOME/MEMORY.md.
 	GraduateImportance float64 `split_words:"true" default:"0.7"`
@@ -200,6 +205,11 @@ func (c *Config) validate() error {
 	}
 	if c.ReembedBudget < 0 {
 		errs = append(errs, fmt.Errorf("ENGRAM_REEMBED_BUDGET=%v: must not be negative", c.ReembedBudget))
+	}
+	switch c.Review {
+	case "off", "uncertain", "all":
+	default:
+		errs = append(errs, fmt.Errorf("ENGRAM_REVIEW=%q: want off, uncertain or all", c.Review))
 	}
 	switch c.LLM {
 	case "", LLMOff, LLMOpenAI, LLMClaude:

@@ -83,6 +83,11 @@ type Options struct {
 	CompressAfter time.Duration
 	Now           time.Time
 	Log           *slog.Logger
+	// Review is ENGRAM_REVIEW: "" or "off" promotes by the numeric gates
+	// alone; otherwise a belief must also have reached long-term memory
+	// (see internal/review). Either way a denied belief is never shown and
+	// a pinned one always is.
+	Review string
 
 	// forget are the bullets of forgotten episodes, taken out of the
 	// global file's episode block (see Forget).
@@ -92,7 +97,7 @@ type Options struct {
 // OptionsFrom builds the options of a worker cycle.
 func OptionsFrom(cfg config.Config, log *slog.Logger, now time.Time) Options {
 	return Options{Locations: LocationsFrom(cfg), Write: cfg.Promote, GraduateImportance: cfg.GraduateImportance,
-		CompressAfter: cfg.CompressAfter, Now: now, Log: log}
+		CompressAfter: cfg.CompressAfter, Now: now, Log: log, Review: cfg.Review}
 }
 
 // Stats is what one pass did.
@@ -152,6 +157,7 @@ type target struct {
 	kind       string // global | project
 	root       string // the project's git root ("" for the global file or a shared directory)
 	graduation bool
+	review     string
 	// beliefs are those whose file this is now, and those shown in it.
 	beliefs []store.PromotionBelief
 }
@@ -181,7 +187,7 @@ func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error
 		if t, ok := targets[path]; ok {
 			return t
 		}
-		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root}
+		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root, review: opt.Review}
 		if path == loc.GlobalFile() {
 			t.kind, t.root, t.dir, t.graduation = kindGlobal, "", loc.EngramHome, true
 		} else if loc.AutoMemoryDir != "" && filepath.Dir(path) == loc.AutoMemoryDir {
@@ -242,9 +248,20 @@ func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error
 }
 
 // eligible reports whether a belief qualifies for promotion by itself
-// (where it would go aside).
-func eligible(b store.PromotionBelief) bool {
-	return b.Status == belief.StatusActive && b.Confidence() >= PromoteConfidence && b.EvidenceCount >= PromoteEvidence
+// (where it would go aside): never when denied, always when pinned and
+// active; else by the numeric gates and, unless review is off, a level of
+// long-term memory or above.
+func eligible(b store.PromotionBelief, review string) bool {
+	switch b.Level {
+	case store.LevelDenied:
+		return false
+	case store.LevelPinned:
+		return b.Status == belief.StatusActive
+	}
+	if b.Status != belief.StatusActive || b.Confidence() < PromoteConfidence || b.EvidenceCount < PromoteEvidence {
+		return false
+	}
+	return review == "" || review == "off" || b.Level == store.LevelLongTerm || b.Level == store.LevelCore
 }
 
 // score ranks eligible beliefs: confidence × ln(1 + evidence).
@@ -374,8 +391,10 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		shownHere := b.Shown() && b.PromotedTo == t.path
 		wasFormer := shownHere && !b.DemotedAt.IsZero()
 		switch {
-		case here && eligible(b):
+		case here && eligible(b, t.review):
 			active = append(active, b)
+		case shownHere && b.Level == store.LevelDenied:
+			remove(b, "removed", "denied by review")
 		case shownHere && !here:
 			reason := why[b.ID]
 			if reason == "" {
@@ -400,8 +419,14 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 			}
 		}
 	}
+	pinned := func(b store.PromotionBelief) int {
+		if b.Level == store.LevelPinned {
+			return 1
+		}
+		return 0
+	}
 	slices.SortFunc(active, func(a, b store.PromotionBelief) int {
-		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
+		return cmp.Or(cmp.Compare(pinned(b), pinned(a)), cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
 			a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	slices.SortFunc(formers, func(a, b former) int {

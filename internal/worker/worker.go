@@ -22,6 +22,7 @@ import (
 	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recollect"
+	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -62,6 +63,7 @@ type Stats struct {
 	Beliefs       consolidate.Stats    `json:"beliefs"`
 	Recall        recollect.BuildStats `json:"recall"`
 	Neighbours    int                  `json:"neighbour_files"`
+	Review        review.Stats         `json:"review"`
 	Promotion     promote.Stats        `json:"promotion"`
 	Millis        int64                `json:"ms"`
 }
@@ -121,6 +123,9 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 		return st, fmt.Errorf("session neighbours: %w", err)
 	}
 	recollect.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
+	if st.Review, err = review.Advance(ctx, db, cfg.Review, time.Now()); err != nil {
+		return st, fmt.Errorf("review levels: %w", err)
+	}
 	if st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now())); err != nil {
 		return st, fmt.Errorf("promotion: %w", err)
 	}

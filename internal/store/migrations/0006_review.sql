@@ -1,0 +1,29 @@
+-- Review: the level of each belief on its way to core memory, and the
+-- decisions people (or the model, or the gates) made about it.
+
+-- A belief without a row is pending. long_term and core are reached
+-- through the gates and approval; denied and pinned only by a decision.
+-- A denied belief keeps its row (and the belief stays in the store) so
+-- that what it said is not formed again.
+CREATE TABLE belief_levels (
+  belief_id   TEXT PRIMARY KEY,
+  level       TEXT NOT NULL,                 -- pending | long_term | core | denied | pinned
+  since       INTEGER NOT NULL,              -- ms: when it reached this level
+  core_target TEXT NOT NULL DEFAULT '',      -- claude | agents | both ('' for the setting's)
+  statement   TEXT NOT NULL DEFAULT '',      -- the statement when decided (kept when the belief goes)
+  updated_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX belief_levels_level ON belief_levels(level);
+
+-- Every decision: who made it, when, and the level before and after.
+CREATE TABLE review_decisions (
+  id           INTEGER PRIMARY KEY,
+  belief_id    TEXT NOT NULL,
+  decision     TEXT NOT NULL,                -- approve | deny | pin | edit | long_term | core (the gates')
+  who          TEXT NOT NULL,                -- user | model | gates
+  at           INTEGER NOT NULL,             -- ms
+  level_before TEXT NOT NULL,
+  level_after  TEXT NOT NULL,
+  note         TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX review_decisions_belief ON review_decisions(belief_id, at);
