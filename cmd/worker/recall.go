@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/memory"
@@ -186,7 +187,23 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		if c.Belief != nil {
 			c.Belief.Embedding = nil
-			return enc.Encode(c.Belief)
+			type decision struct {
+				Decision string    `json:"decision"`
+				Who      string    `json:"who"`
+				At       time.Time `json:"at"`
+				Before   string    `json:"level_before"`
+				After    string    `json:"level_after"`
+				Note     string    `json:"note,omitempty"`
+			}
+			ds := []decision{}
+			for _, d := range c.Decisions {
+				ds = append(ds, decision{d.Decision, d.Who, d.At, d.Before, d.After, d.Note})
+			}
+			return enc.Encode(struct {
+				*belief.Belief
+				Level     string     `json:"level"`
+				Decisions []decision `json:"decisions"`
+			}{c.Belief, c.Level, ds})
 		}
 		c.Episode.Embedding = nil
 		return enc.Encode(c.Episode)

@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/stophook"
@@ -61,6 +62,7 @@ type statusReport struct {
 	Pending       int            `json:"pending_captures"`
 	Episodes      int            `json:"episodes"`
 	Beliefs       map[string]int `json:"beliefs"`
+	Review        reviewCounts   `json:"review"`
 	Consolidation consolidation  `json:"consolidation"`
 	SpoolFiles    int            `json:"spool_files"`
 	LastRun       *runReport     `json:"last_run"`
@@ -87,6 +89,14 @@ type statusReport struct {
 	SelfSchedule  bool                   `json:"self_schedule"`
 	WorkerStale   bool                   `json:"worker_stale"`
 	OldestPending time.Time              `json:"oldest_pending_at,omitzero"`
+}
+
+// reviewCounts is the review mode, how many beliefs wait for review, and
+// how many beliefs are at each level other than pending.
+type reviewCounts struct {
+	Mode    string         `json:"mode"`
+	Waiting int            `json:"waiting"`
+	Levels  map[string]int `json:"levels"`
 }
 
 // llmToday is today's use of the claude backend against its budget.
@@ -212,6 +222,19 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if r.Beliefs, err = s.db.BeliefCounts(ctx); err != nil {
 		return err
 	}
+	r.Review = reviewCounts{Mode: s.cfg.Review, Levels: map[string]int{}}
+	q, err := review.Queue(ctx, s.db, s.cfg.Review, time.Now())
+	if err != nil {
+		return err
+	}
+	r.Review.Waiting = len(q)
+	levels, err := s.db.BeliefLevels(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range levels {
+		r.Review.Levels[review.LevelName(l)]++
+	}
 	cp, err := consolidate.LoadCheckpoint(ctx, s.db)
 	if err != nil {
 		return err
@@ -286,6 +309,13 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "captures:   %d (%d pending)\n", total, r.Pending)
 	fmt.Fprintf(e.stdout, "episodes:   %d\n", r.Episodes)
 	fmt.Fprintf(e.stdout, "beliefs:    %s\n", counts(r.Beliefs))
+	fmt.Fprintf(e.stdout, "review:     %d waiting (ENGRAM_REVIEW=%s)", r.Review.Waiting, r.Review.Mode)
+	for _, l := range []string{review.LongTerm, review.Core, review.Pinned, review.Denied} {
+		if n := r.Review.Levels[review.LevelName(l)]; n > 0 {
+			fmt.Fprintf(e.stdout, "; %s %d", review.LevelName(l), n)
+		}
+	}
+	fmt.Fprintln(e.stdout)
 	if c := r.Consolidation; c.LastAt.IsZero() {
 		fmt.Fprintf(e.stdout, "consolidation: never run; %d episodes waiting (it runs at the next worker cycle)\n", c.Pending)
 	} else {

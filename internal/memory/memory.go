@@ -74,6 +74,11 @@ func (e *NotFoundError) Is(target error) bool { return target == store.ErrNotFou
 type Card struct {
 	Episode *episode.Episode
 	Belief  *belief.Belief
+	// Level and Decisions are a belief's review level and the decisions
+	// made about it (see internal/review).
+	Level      string
+	LevelSince time.Time
+	Decisions  []store.Decision
 }
 
 // ID is the card's memory id.
@@ -97,7 +102,16 @@ func Load(ctx context.Context, db *store.DB, id string) (Card, error) {
 		if err != nil {
 			return Card{}, err
 		}
-		return Card{Belief: &b}, nil
+		c := Card{Belief: &b}
+		rb, err := db.ReviewBelief(ctx, id)
+		if err != nil {
+			return Card{}, err
+		}
+		c.Level, c.LevelSince = rb.Level, rb.LevelSince
+		if c.Decisions, err = db.Decisions(ctx, id); err != nil {
+			return Card{}, err
+		}
+		return c, nil
 	}
 	ep, err := db.GetEpisode(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -115,6 +129,7 @@ func Write(w io.Writer, c Card) {
 	switch {
 	case c.Belief != nil:
 		writeBelief(w, *c.Belief)
+		writeLevel(w, c)
 	case c.Episode != nil:
 		writeEpisode(w, *c.Episode)
 	}
@@ -163,6 +178,27 @@ func writeBelief(w io.Writer, b belief.Belief) {
 		fmt.Fprintf(w, " · promoted %s", b.PromotedAt.Format("2006-01-02"))
 	}
 	fmt.Fprintln(w)
+}
+
+// writeLevel renders a belief's level and the decisions made about it.
+func writeLevel(w io.Writer, c Card) {
+	if c.Level == "" {
+		return
+	}
+	level := strings.ReplaceAll(c.Level, "_", "-")
+	if c.LevelSince.IsZero() {
+		fmt.Fprintf(w, "level:      %s\n", level)
+	} else {
+		fmt.Fprintf(w, "level:      %s since %s\n", level, c.LevelSince.Format("2006-01-02 15:04"))
+	}
+	for _, d := range c.Decisions {
+		fmt.Fprintf(w, "decided %s by %s: %s, %s -> %s", d.At.Format("2006-01-02 15:04"), d.Who, d.Decision,
+			strings.ReplaceAll(d.Before, "_", "-"), strings.ReplaceAll(d.After, "_", "-"))
+		if d.Note != "" {
+			fmt.Fprintf(w, " (%s)", d.Note)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func listOrNone(ids []string) string {

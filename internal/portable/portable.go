@@ -1,6 +1,6 @@
 // Package portable owns engram's export format: JSON Lines, one record per
-// line, each an object with a "kind" ("episode", later "belief") and the
-// record's fields. Export then import round-trips exactly, except for what
+// line, each an object with a "kind" ("episode", then "belief", then
+// "level": a belief's review level) and the record's fields. Export then import round-trips exactly, except for what
 // records which MEMORY.md files show a memory (an episode's graduated_at, a
 // belief's promoted_at and demoted_at): that is a fact about one machine's
 // files, not about the memory, so export leaves it out and import drops it,
@@ -30,7 +30,16 @@ import (
 const (
 	KindEpisode = "episode"
 	KindBelief  = "belief"
+	// KindLevel is a belief's review level (see internal/review): a denied
+	// belief stays denied, a pinned one pinned, on the machine an export
+	// goes to.
+	KindLevel = "level"
 )
+
+type levelRecord struct {
+	Kind string `json:"kind"`
+	store.LevelRecord
+}
 
 type episodeRecord struct {
 	Kind string `json:"kind"`
@@ -46,6 +55,7 @@ type beliefRecord struct {
 type Data struct {
 	Episodes []episode.Episode
 	Beliefs  []belief.Belief
+	Levels   []store.LevelRecord
 }
 
 // Export writes every episode, then every belief, to w and returns how many
@@ -68,6 +78,16 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	})
 	if err != nil {
 		return n, err
+	}
+	levels, err := db.LevelRecords(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, l := range levels {
+		n++
+		if err := enc.Encode(levelRecord{Kind: KindLevel, LevelRecord: l}); err != nil {
+			return n, err
+		}
 	}
 	return n, bw.Flush()
 }
@@ -110,11 +130,20 @@ func Read(r io.Reader) (Data, error) {
 // read also returns the line of each record: episodes first, then beliefs.
 func read(r io.Reader) (Data, []int, error) {
 	var d Data
-	var epLines, blLines []int
+	var epLines, blLines, lvLines []int
 	br := bufio.NewReaderSize(r, 1<<16)
 	seenID := map[string]int{}
 	seenHash := map[string]int{}
 	dims := map[string]int{}
+	done := func() (Data, []int, error) {
+		for i, l := range d.Levels {
+			if _, ok := seenID[l.BeliefID]; !ok || !strings.HasPrefix(l.BeliefID, "bl_") {
+				return Data{}, nil, &LineError{lvLines[i], fmt.Errorf("level of belief %s: no such belief in the file", l.BeliefID)}
+			}
+		}
+		return d, append(append(epLines, blLines...), lvLines...), nil
+	}
+	seenLevel := map[string]int{}
 	for line := 1; ; line++ {
 		data, rerr := readLine(br)
 		if errors.Is(rerr, io.EOF) && len(data) == 0 {
@@ -151,7 +180,28 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Beliefs = append(d.Beliefs, machineFreeBelief(b))
 			blLines = append(blLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, append(epLines, blLines...), nil
+				return done()
+			}
+			continue
+		case KindLevel:
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.DisallowUnknownFields()
+			var rec levelRecord
+			err := dec.Decode(&rec)
+			if err == nil {
+				err = validateLevel(rec.LevelRecord)
+			}
+			if prev, ok := seenLevel[rec.BeliefID]; ok && err == nil {
+				err = fmt.Errorf("level of belief %s repeats line %d", rec.BeliefID, prev)
+			}
+			if err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			seenLevel[rec.BeliefID] = line
+			d.Levels = append(d.Levels, rec.LevelRecord)
+			lvLines = append(lvLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return done()
 			}
 			continue
 		default:
@@ -186,7 +236,24 @@ func read(r io.Reader) (Data, []int, error) {
 			break
 		}
 	}
-	return d, append(epLines, blLines...), nil
+	return done()
+}
+
+var validLevel = map[string]bool{store.LevelPending: true, store.LevelLongTerm: true, store.LevelCore: true,
+	store.LevelDenied: true, store.LevelPinned: true}
+
+var validTarget = map[string]bool{"": true, "claude": true, "agents": true, "both": true}
+
+func validateLevel(l store.LevelRecord) error {
+	switch {
+	case !beliefIDRe.MatchString(l.BeliefID):
+		return fmt.Errorf("belief_id %q: want bl_ and 12 hex digits", l.BeliefID)
+	case !validLevel[l.Level]:
+		return fmt.Errorf("level of belief %s: %q is not one of pending, long_term, core, denied, pinned", l.BeliefID, l.Level)
+	case !validTarget[l.CoreTarget]:
+		return fmt.Errorf("level of belief %s: core_target %q: want claude, agents or both", l.BeliefID, l.CoreTarget)
+	}
+	return nil
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -245,14 +312,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := db.Import(ctx, d.Episodes, d.Beliefs); err != nil {
+	if err := db.Import(ctx, d.Episodes, d.Beliefs, d.Levels...); err != nil {
 		var re *store.RecordError
 		if errors.As(err, &re) {
 			return 0, &LineError{lines[re.Index], re.Err}
 		}
 		return 0, err
 	}
-	return len(d.Episodes) + len(d.Beliefs), nil
+	return len(d.Episodes) + len(d.Beliefs) + len(d.Levels), nil
 }
 
 var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)

@@ -230,7 +230,7 @@ type Request struct {
 // Plan checks requests against the beliefs' levels and returns the
 // decisions they make, or an error naming the first bad one (nothing is
 // decided then).
-func Plan(ctx context.Context, db *store.DB, mode, who string, reqs []Request, now time.Time) ([]store.Decision, error) {
+func Plan(ctx context.Context, db *store.DB, who string, reqs []Request, now time.Time) ([]store.Decision, error) {
 	var ds []store.Decision
 	seen := map[string]bool{}
 	for _, r := range reqs {
@@ -305,8 +305,8 @@ func Plan(ctx context.Context, db *store.DB, mode, who string, reqs []Request, n
 }
 
 // Decide plans and records requests: all or nothing.
-func Decide(ctx context.Context, db *store.DB, mode, who string, reqs []Request, now time.Time) ([]store.Decision, error) {
-	ds, err := Plan(ctx, db, mode, who, reqs, now)
+func Decide(ctx context.Context, db *store.DB, who string, reqs []Request, now time.Time) ([]store.Decision, error) {
+	ds, err := Plan(ctx, db, who, reqs, now)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func TestCoreGateAndApproval(t *testing.T) {
 		t.Fatalf("level %s, want long_term", got)
 	}
 	// Six days in long-term: not yet ready for core, and an approval says so.
-	_, err := Decide(f.ctx, f.db, ModeUncertain, ByUser, []Request{{ID: id, Action: Approve}}, f.now.Add(6*24*time.Hour))
+	_, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: id, Action: Approve}}, f.now.Add(6*24*time.Hour))
 	if err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "6 of 7 days") {
 		t.Fatalf("early approval: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestCoreGateAndApproval(t *testing.T) {
 	if len(q) != 1 || q[0].Proposed != Core {
 		t.Fatalf("queue %+v, want the belief proposed for core", q)
 	}
-	if _, err := Decide(f.ctx, f.db, ModeUncertain, ByUser, []Request{{ID: id, Action: Approve, Target: TargetAgents}}, later); err != nil {
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: id, Action: Approve, Target: TargetAgents}}, later); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := f.db.ReviewBelief(f.ctx, id)
@@ -162,7 +162,7 @@ func TestBadDecisionsChangeNothing(t *testing.T) {
 		{[]Request{{ID: a, Action: "frob"}}, `action "frob"`},
 		{[]Request{{ID: a, Action: Deny}, {ID: a, Action: Pin}}, a + ": named twice"},
 	} {
-		_, err := Decide(f.ctx, f.db, ModeUncertain, ByUser, tc.reqs, f.now)
+		_, err := Decide(f.ctx, f.db, ByUser, tc.reqs, f.now)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.reqs, err, tc.want)
 		}
@@ -173,10 +173,10 @@ func TestBadDecisionsChangeNothing(t *testing.T) {
 	if ds, _ := f.db.Decisions(f.ctx, a); len(ds) != 0 {
 		t.Fatalf("decisions recorded: %+v", ds)
 	}
-	if _, err := Decide(f.ctx, f.db, ModeUncertain, ByUser, []Request{{ID: a, Action: Deny}}, f.now); err != nil {
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: a, Action: Deny}}, f.now); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Decide(f.ctx, f.db, ModeUncertain, ByUser, []Request{{ID: a, Action: Deny}}, f.now)
+	_, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: a, Action: Deny}}, f.now)
 	if err == nil || !strings.Contains(err.Error(), a+": already denied") {
 		t.Fatalf("deny twice: %v", err)
 	}
@@ -195,7 +195,7 @@ func TestBadDecisionsChangeNothing(t *testing.T) {
 func TestEditKeepsLevelAndRecordsOldStatement(t *testing.T) {
 	f := newFixture(t)
 	id := f.belief("User prefers short replies.", 0.75, 4, false)
-	if _, err := Decide(f.ctx, f.db, ModeUncertain, ByUser, []Request{{ID: id, Action: Edit, Statement: "Keep replies under five lines."}}, f.now); err != nil {
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: id, Action: Edit, Statement: "Keep replies under five lines."}}, f.now); err != nil {
 		t.Fatal(err)
 	}
 	b, err := f.db.GetBelief(f.ctx, id)
@@ -205,5 +205,21 @@ func TestEditKeepsLevelAndRecordsOldStatement(t *testing.T) {
 	ds, _ := f.db.Decisions(f.ctx, id)
 	if len(ds) != 1 || ds[0].Decision != Edit || ds[0].Note != "was: User prefers short replies." || ds[0].After != Pending {
 		t.Fatalf("decisions %+v", ds)
+	}
+}
+
+func TestDeniedNotSurfaced(t *testing.T) {
+	f := newFixture(t)
+	a := f.belief("User prefers short replies.", 0.75, 4, false)
+	b := f.belief("User writes Go.", 0.9, 9, false)
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: a, Action: Deny}}, f.now); err != nil {
+		t.Fatal(err)
+	}
+	cards, err := f.db.SurfaceableBeliefs(f.ctx, 0.4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cards) != 1 || cards[0].ID != b {
+		t.Fatalf("surfaceable %+v, want only %s", cards, b)
 	}
 }

@@ -222,10 +222,10 @@ func storedBelief(ctx context.Context, tx *sql.Tx, b *belief.Belief, err error) 
 	return err
 }
 
-// Import inserts episodes then beliefs in one transaction: all or nothing.
-// A failing record is a *RecordError whose Index counts the episodes first,
-// then the beliefs.
-func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Belief) error {
+// Import inserts episodes, then beliefs, then the beliefs' review levels
+// in one transaction: all or nothing. A failing record is a *RecordError
+// whose Index counts the episodes first, then the beliefs, then the levels.
+func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Belief, levels ...LevelRecord) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
 		st := newStmts(ctx, tx)
@@ -239,6 +239,11 @@ func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Bel
 		for i := range bs {
 			if err := bt.Insert(&bs[i]); err != nil {
 				return &RecordError{Index: len(eps) + i, Err: storedBelief(ctx, tx, &bs[i], err)}
+			}
+		}
+		for i, r := range levels {
+			if err := insertLevel(ctx, tx, r, now); err != nil {
+				return &RecordError{Index: len(eps) + len(bs) + i, Err: err}
 			}
 		}
 		return nil

@@ -228,23 +228,22 @@ func (db *DB) LevelRecords(ctx context.Context) ([]LevelRecord, error) {
 	return out, rows.Err()
 }
 
-// ImportLevels stores level rows (an import): a belief's existing row is
-// kept; rows of beliefs the store does not hold are skipped.
-func (db *DB) ImportLevels(ctx context.Context, rs []LevelRecord, at time.Time) (int, error) {
-	n := 0
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		n = 0
-		for _, r := range rs {
-			res, err := tx.ExecContext(ctx, `INSERT INTO belief_levels(belief_id, level, since, core_target, statement, updated_at)
-				SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM beliefs WHERE id = ?) ON CONFLICT(belief_id) DO NOTHING`,
-				r.BeliefID, r.Level, ms(r.Since), r.CoreTarget, r.Statement, at.UnixMilli(), r.BeliefID)
-			if err != nil {
-				return fmt.Errorf("belief %s: %w", r.BeliefID, err)
-			}
-			k, _ := res.RowsAffected()
-			n += int(k)
-		}
-		return nil
-	})
-	return n, err
+// insertLevel stores an imported level row; the belief must be in the
+// store, without a level yet.
+func insertLevel(ctx context.Context, tx *sql.Tx, r LevelRecord, now int64) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM beliefs WHERE id = ?", r.BeliefID).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("level of belief %s: %w", r.BeliefID, ErrNotFound)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO belief_levels(belief_id, level, since, core_target, statement, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(belief_id) DO UPDATE SET level = excluded.level, since = excluded.since,
+		core_target = excluded.core_target, statement = excluded.statement, updated_at = excluded.updated_at`,
+		r.BeliefID, r.Level, ms(r.Since), r.CoreTarget, r.Statement, now)
+	if err != nil {
+		return fmt.Errorf("level of belief %s: %w", r.BeliefID, err)
+	}
+	return nil
 }
