@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/memory"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -107,7 +108,8 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	ds, err := review.Decide(ctx, s.db, review.ByUser, reqs, time.Now())
+	co := review.CoreOptions{Locations: promote.LocationsFrom(s.cfg), Target: s.cfg.CoreTarget, Write: s.cfg.Promote}
+	ds, err := review.DecideAndWrite(ctx, s.db, co, review.ByUser, reqs, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrLevelChanged) {
 			return fmt.Errorf("%w; nothing was decided, look again with review --list", err)

@@ -112,6 +112,10 @@ type Config struct {
 	// high-confidence beliefs pass, the others wait for review), or "all"
 	// (everything waits for review).
 	Review string `split_words:"true" default:"uncertain"`
+	// CoreTarget is where a belief approved for core memory goes when it
+	// has no target of its own: "claude" (CLAUDE.md), "agents"
+	// (AGENTS.md), "both", or "off" (it stays in MEMORY.md).
+	CoreTarget string `split_words:"true" default:"claude"`
 	// GraduateImportance is the importance from which a global episode
 	// graduates into $ENGRAM_HOME/MEMORY.md.
 	GraduateImportance float64 `split_words:"true" default:"0.7"`
@@ -210,6 +214,11 @@ func (c *Config) validate() error {
 	case "off", "uncertain", "all":
 	default:
 		errs = append(errs, fmt.Errorf("ENGRAM_REVIEW=%q: want off, uncertain or all", c.Review))
+	}
+	switch c.CoreTarget {
+	case "claude", "agents", "both", "off":
+	default:
+		errs = append(errs, fmt.Errorf("ENGRAM_CORE_TARGET=%q: want claude, agents, both or off", c.CoreTarget))
 	}
 	switch c.LLM {
 	case "", LLMOff, LLMOpenAI, LLMClaude:

@@ -83,6 +83,11 @@ type Options struct {
 	CompressAfter time.Duration
 	Now           time.Time
 	Log           *slog.Logger
+	// Core turns on the core-memory files (CLAUDE.md, AGENTS.md; see
+	// core.go) when Write is on too; CoreTarget is ENGRAM_CORE_TARGET, the
+	// files of a core belief without a target of its own.
+	Core       bool
+	CoreTarget string
 	// Review is ENGRAM_REVIEW: "" or "off" promotes by the numeric gates
 	// alone; otherwise a belief must also have reached long-term memory
 	// (see internal/review). Either way a denied belief is never shown and
@@ -92,12 +97,15 @@ type Options struct {
 	// forget are the bullets of forgotten episodes, taken out of the
 	// global file's episode block (see Forget).
 	forget map[string]bool
+	// inCore are the beliefs shown in a core-memory file: not repeated
+	// in MEMORY.md.
+	inCore map[string]bool
 }
 
 // OptionsFrom builds the options of a worker cycle.
 func OptionsFrom(cfg config.Config, log *slog.Logger, now time.Time) Options {
 	return Options{Locations: LocationsFrom(cfg), Write: cfg.Promote, GraduateImportance: cfg.GraduateImportance,
-		CompressAfter: cfg.CompressAfter, Now: now, Log: log, Review: cfg.Review}
+		CompressAfter: cfg.CompressAfter, Now: now, Log: log, Review: cfg.Review, Core: true, CoreTarget: cfg.CoreTarget}
 }
 
 // Stats is what one pass did.
@@ -111,6 +119,8 @@ type Stats struct {
 	Archived int `json:"archived_sections,omitempty"`
 	// Files counts the MEMORY.md files rewritten.
 	Files int `json:"files_written,omitempty"`
+	// CoreFiles counts the CLAUDE.md and AGENTS.md files rewritten.
+	CoreFiles int `json:"core_files_written,omitempty"`
 	// Retries counts the times another program (Claude Code) had written
 	// a file while engram was writing it: engram started again from that
 	// write rather than lose it.
@@ -139,6 +149,22 @@ func Run(ctx context.Context, db *store.DB, opt Options) (Stats, error) {
 	if st.Compressed, err = compress(ctx, db, opt); err != nil {
 		return st, err
 	}
+	if opt.Write && opt.Core {
+		plan, err := PlanCore(ctx, db, opt.Locations, opt.CoreTarget, nil)
+		if err != nil {
+			return st, err
+		}
+		res, err := plan.Write(ctx, db, nil, opt.Now)
+		if err != nil {
+			return st, err
+		}
+		st.CoreFiles = len(res.Written)
+		for _, p := range res.Problems {
+			opt.Log.Warn("core memory: file left alone", "file", p.Path, "err", p.Err)
+			st.Problems = append(st.Problems, p.Error())
+		}
+		opt.inCore = res.Shown
+	}
 	if opt.Write {
 		if err := promoteAll(ctx, db, opt, &st); err != nil {
 			return st, err
@@ -158,6 +184,7 @@ type target struct {
 	root       string // the project's git root ("" for the global file or a shared directory)
 	graduation bool
 	review     string
+	inCore     map[string]bool
 	// beliefs are those whose file this is now, and those shown in it.
 	beliefs []store.PromotionBelief
 }
@@ -187,7 +214,7 @@ func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error
 		if t, ok := targets[path]; ok {
 			return t
 		}
-		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root, review: opt.Review}
+		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root, review: opt.Review, inCore: opt.inCore}
 		if path == loc.GlobalFile() {
 			t.kind, t.root, t.dir, t.graduation = kindGlobal, "", loc.EngramHome, true
 		} else if loc.AutoMemoryDir != "" && filepath.Dir(path) == loc.AutoMemoryDir {
@@ -391,10 +418,12 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		shownHere := b.Shown() && b.PromotedTo == t.path
 		wasFormer := shownHere && !b.DemotedAt.IsZero()
 		switch {
-		case here && eligible(b, t.review):
-			active = append(active, b)
 		case shownHere && b.Level == store.LevelDenied:
 			remove(b, "removed", "denied by review")
+		case shownHere && t.inCore[b.ID]:
+			remove(b, "removed", "in core memory")
+		case here && eligible(b, t.review) && !t.inCore[b.ID]:
+			active = append(active, b)
 		case shownHere && !here:
 			reason := why[b.ID]
 			if reason == "" {

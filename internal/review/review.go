@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -304,14 +305,67 @@ func Plan(ctx context.Context, db *store.DB, who string, reqs []Request, now tim
 	return ds, nil
 }
 
-// Decide plans and records requests: all or nothing.
+// Decide plans and records requests: all or nothing. Core-memory files
+// are not written (see Commit).
 func Decide(ctx context.Context, db *store.DB, who string, reqs []Request, now time.Time) ([]store.Decision, error) {
+	return DecideAndWrite(ctx, db, CoreOptions{}, who, reqs, now)
+}
+
+// DecideAndWrite plans requests, then commits them with the core-memory
+// files they change: all or nothing.
+func DecideAndWrite(ctx context.Context, db *store.DB, co CoreOptions, who string, reqs []Request, now time.Time) ([]store.Decision, error) {
 	ds, err := Plan(ctx, db, who, reqs, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Decide(ctx, ds); err != nil {
+	if err := Commit(ctx, db, co, ds, now); err != nil {
 		return nil, err
 	}
 	return ds, nil
+}
+
+// CoreOptions say where core memory is written (see promote/core.go).
+type CoreOptions struct {
+	Locations promote.Locations
+	// Target is ENGRAM_CORE_TARGET.
+	Target string
+	// Write is ENGRAM_PROMOTE: off, no file is written.
+	Write bool
+}
+
+// Commit records decisions, writing first the core-memory files they
+// change (a belief approved for core memory, or taken out of it): when one
+// of those files cannot be written, nothing is written or decided.
+func Commit(ctx context.Context, db *store.DB, co CoreOptions, ds []store.Decision, now time.Time) error {
+	if co.Write {
+		var affected []string
+		for _, d := range ds {
+			b, err := db.ReviewBelief(ctx, d.BeliefID)
+			if err != nil {
+				return err
+			}
+			affected = append(affected, promote.FilesOf(co.Locations, b, co.Target)...)
+			b.Level, b.CoreTarget = d.After, d.CoreTarget
+			affected = append(affected, promote.FilesOf(co.Locations, b, co.Target)...)
+		}
+		slices.Sort(affected)
+		affected = slices.Compact(affected)
+		if len(affected) > 0 {
+			plan, err := promote.PlanCore(ctx, db, co.Locations, co.Target, ds)
+			if err != nil {
+				return err
+			}
+			if err := plan.Check(affected); err != nil {
+				return err
+			}
+			res, err := plan.Write(ctx, db, affected, now)
+			if err != nil {
+				return err
+			}
+			if len(res.Problems) > 0 {
+				return res.Problems[0]
+			}
+		}
+	}
+	return db.Decide(ctx, ds)
 }

@@ -247,3 +247,43 @@ func insertLevel(ctx context.Context, tx *sql.Tx, r LevelRecord, now int64) erro
 	}
 	return nil
 }
+
+// CoreFile is a CLAUDE.md or AGENTS.md engram keeps a core-memory block in.
+type CoreFile struct {
+	Path    string
+	Root    string
+	Created bool
+}
+
+// CoreFiles lists the files engram keeps a core-memory block in.
+func (db *DB) CoreFiles(ctx context.Context) ([]CoreFile, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT path, root, created FROM core_files ORDER BY path")
+	if err != nil {
+		return nil, fmt.Errorf("store: core files: %w", err)
+	}
+	defer rows.Close()
+	var out []CoreFile
+	for rows.Next() {
+		var f CoreFile
+		if err := rows.Scan(&f.Path, &f.Root, &f.Created); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// SetCoreFile records that f holds a core-memory block (held false: it no
+// longer does, and is forgotten). A file once created by engram stays so.
+func (db *DB) SetCoreFile(ctx context.Context, f CoreFile, held bool, at time.Time) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if !held {
+			_, err := tx.ExecContext(ctx, "DELETE FROM core_files WHERE path = ?", f.Path)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO core_files(path, root, created, written_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT(path) DO UPDATE SET root = excluded.root, created = core_files.created OR excluded.created,
+			written_at = excluded.written_at`, f.Path, f.Root, f.Created, at.UnixMilli())
+		return err
+	})
+}

@@ -27,3 +27,14 @@ CREATE TABLE review_decisions (
   note         TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX review_decisions_belief ON review_decisions(belief_id, at);
+
+-- Every CLAUDE.md or AGENTS.md engram has put a core-memory block in: a
+-- later cycle rewrites it when its beliefs change, uninstall takes the
+-- block out. created: engram made the file (removed when nothing else is
+-- left in it).
+CREATE TABLE core_files (
+  path       TEXT PRIMARY KEY,
+  root       TEXT NOT NULL DEFAULT '',    -- the project's git root ('' for the global file)
+  created    INTEGER NOT NULL DEFAULT 0,
+  written_at INTEGER NOT NULL             -- ms
+) WITHOUT ROWID;
