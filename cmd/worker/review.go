@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/memory"
+	"github.com/engram-memory/engram/internal/notice"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/store"
@@ -118,6 +119,12 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 	}
 	for _, d := range ds {
 		writeDecision(e.stdout, d)
+	}
+	// The prompt hook's count of what waits follows at once.
+	if q, err := review.Queue(ctx, s.db, s.cfg.Review, time.Now()); err == nil {
+		if err := notice.WriteReview(s.cfg.Home, len(q)); err != nil {
+			s.log.Warn("review notice", "err", err)
+		}
 	}
 	return nil
 }

@@ -73,6 +73,14 @@ const (
 	ByGates = "gates"
 )
 
+// normMode is the mode in use: ModeUncertain, the default, for "".
+func normMode(m string) string {
+	if m == "" {
+		return ModeUncertain
+	}
+	return m
+}
+
 // ValidMode reports whether m is a value of ENGRAM_REVIEW.
 func ValidMode(m string) bool { return m == ModeOff || m == ModeUncertain || m == ModeAll }
 
@@ -140,6 +148,7 @@ func waits(b store.ReviewBelief, mode string, now time.Time) (proposed, why stri
 
 // Queue returns the beliefs waiting for review, best first.
 func Queue(ctx context.Context, db *store.DB, mode string, now time.Time) ([]Item, error) {
+	mode = normMode(mode)
 	bs, err := db.ReviewBeliefs(ctx)
 	if err != nil {
 		return nil, err
@@ -168,6 +177,7 @@ type Stats struct {
 // promotion.
 func Advance(ctx context.Context, db *store.DB, mode string, now time.Time) (Stats, error) {
 	var st Stats
+	mode = normMode(mode)
 	bs, err := db.ReviewBeliefs(ctx)
 	if err != nil {
 		return st, err

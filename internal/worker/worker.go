@@ -20,6 +20,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/notice"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/review"
@@ -125,6 +126,9 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 	recollect.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
 	if st.Review, err = review.Advance(ctx, db, cfg.Review, time.Now()); err != nil {
 		return st, fmt.Errorf("review levels: %w", err)
+	}
+	if err := notice.WriteReview(cfg.Home, st.Review.Waiting); err != nil {
+		log.Warn("review notice", "err", err)
 	}
 	if st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now())); err != nil {
 		return st, fmt.Errorf("promotion: %w", err)
