@@ -187,3 +187,26 @@ func TestStripCore(t *testing.T) {
 		t.Fatalf("second StripCore: %v %v", changed, err)
 	}
 }
+
+// A forgotten core belief leaves CLAUDE.md at once.
+func TestForgetLeavesCore(t *testing.T) {
+	f := newFixture(t)
+	proj := f.project("billing")
+	path := filepath.Join(proj, "CLAUDE.md")
+	f.write(path, userClaudeMD)
+	id := f.belief("The billing service deploys to Fly.io", 0.9, 8, proj)
+	f.toCore(id, "")
+	f.runCore(f.now, CoreClaude)
+	if !strings.Contains(f.read(path), "Fly.io") {
+		t.Fatal("not in CLAUDE.md")
+	}
+	if err := f.db.Forget(f.ctx, nil, []string{id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Forget(f.ctx, f.db, Options{Locations: f.loc, Write: true, Core: true, CoreTarget: CoreClaude, Now: f.now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.read(path); got != userClaudeMD+"\n" {
+		t.Fatalf("after forget:\n%q", got)
+	}
+}

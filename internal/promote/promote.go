@@ -149,21 +149,8 @@ func Run(ctx context.Context, db *store.DB, opt Options) (Stats, error) {
 	if st.Compressed, err = compress(ctx, db, opt); err != nil {
 		return st, err
 	}
-	if opt.Write && opt.Core {
-		plan, err := PlanCore(ctx, db, opt.Locations, opt.CoreTarget, nil)
-		if err != nil {
-			return st, err
-		}
-		res, err := plan.Write(ctx, db, nil, opt.Now)
-		if err != nil {
-			return st, err
-		}
-		st.CoreFiles = len(res.Written)
-		for _, p := range res.Problems {
-			opt.Log.Warn("core memory: file left alone", "file", p.Path, "err", p.Err)
-			st.Problems = append(st.Problems, p.Error())
-		}
-		opt.inCore = res.Shown
+	if err := coreStep(ctx, db, &opt, &st); err != nil {
+		return st, err
 	}
 	if opt.Write {
 		if err := promoteAll(ctx, db, opt, &st); err != nil {
@@ -174,6 +161,29 @@ func Run(ctx context.Context, db *store.DB, opt Options) (Stats, error) {
 		"demoted", st.Demoted, "removed", st.Removed, "archived_sections", st.Archived, "files_written", st.Files,
 		"problems", len(st.Problems))
 	return st, nil
+}
+
+// coreStep writes the core-memory files (see core.go) and notes in opt
+// which beliefs they show, so that MEMORY.md does not repeat them.
+func coreStep(ctx context.Context, db *store.DB, opt *Options, st *Stats) error {
+	if !opt.Write || !opt.Core {
+		return nil
+	}
+	plan, err := PlanCore(ctx, db, opt.Locations, opt.CoreTarget, nil)
+	if err != nil {
+		return err
+	}
+	res, err := plan.Write(ctx, db, nil, opt.Now)
+	if err != nil {
+		return err
+	}
+	st.CoreFiles += len(res.Written)
+	for _, p := range res.Problems {
+		opt.Log.Warn("core memory: file left alone", "file", p.Path, "err", p.Err)
+		st.Problems = append(st.Problems, p.Error())
+	}
+	opt.inCore = res.Shown
+	return nil
 }
 
 // target is one MEMORY.md and the beliefs that concern it.

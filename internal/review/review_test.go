@@ -223,3 +223,25 @@ func TestDeniedNotSurfaced(t *testing.T) {
 		t.Fatalf("surfaceable %+v, want only %s", cards, b)
 	}
 }
+
+// TestForgetTakesTheDecisions: forgetting a belief forgets its level and
+// the decisions about it (an edit's note quotes the old statement).
+func TestForgetTakesTheDecisions(t *testing.T) {
+	f := newFixture(t)
+	id := f.belief("User prefers short replies.", 0.75, 4, false)
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: id, Action: Edit, Statement: "Keep replies short."}}, f.now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: id, Action: Pin}}, f.now); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Forget(f.ctx, nil, []string{id}); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := f.db.Decisions(f.ctx, id); err != nil || len(ds) != 0 {
+		t.Fatalf("decisions after forget: %+v %v", ds, err)
+	}
+	if ls, err := f.db.LevelRecords(f.ctx); err != nil || len(ls) != 0 {
+		t.Fatalf("levels after forget: %+v %v", ls, err)
+	}
+}

@@ -196,7 +196,7 @@ func (db *DB) DeleteBelief(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("belief %s: %w", id, ErrNotFound)
 		}
-		return nil
+		return forgetReview(ctx, tx, id)
 	})
 }
 

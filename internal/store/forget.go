@@ -33,6 +33,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 			if n, _ := res.RowsAffected(); n == 0 {
 				return fmt.Errorf("belief %s: %w", id, ErrNotFound)
 			}
+			if err := forgetReview(ctx, tx, id); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -139,15 +139,14 @@ func (db *DB) Decide(ctx context.Context, ds []Decision) error {
 					d.Statement, at, d.BeliefID); err != nil {
 					return fmt.Errorf("belief %s: %w", d.BeliefID, err)
 				}
-				statement = d.Statement
 			}
 			if d.After != level {
 				since = at
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO belief_levels(belief_id, level, since, core_target, statement, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(belief_id) DO UPDATE SET level = excluded.level, since = excluded.since,
-				core_target = excluded.core_target, statement = excluded.statement, updated_at = excluded.updated_at`,
-				d.BeliefID, d.After, since, d.CoreTarget, statement, at); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO belief_levels(belief_id, level, since, core_target, updated_at)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT(belief_id) DO UPDATE SET level = excluded.level, since = excluded.since,
+				core_target = excluded.core_target, updated_at = excluded.updated_at`,
+				d.BeliefID, d.After, since, d.CoreTarget, at); err != nil {
 				return fmt.Errorf("belief %s: %w", d.BeliefID, err)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO review_decisions(belief_id, decision, who, at, level_before, level_after, note)
@@ -205,12 +204,11 @@ type LevelRecord struct {
 	Level      string    `json:"level"`
 	Since      time.Time `json:"since"`
 	CoreTarget string    `json:"core_target,omitempty"`
-	Statement  string    `json:"statement,omitempty"`
 }
 
 // LevelRecords returns every level row, in belief id order.
 func (db *DB) LevelRecords(ctx context.Context) ([]LevelRecord, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT belief_id, level, since, core_target, statement FROM belief_levels ORDER BY belief_id")
+	rows, err := db.sql.QueryContext(ctx, "SELECT belief_id, level, since, core_target FROM belief_levels ORDER BY belief_id")
 	if err != nil {
 		return nil, fmt.Errorf("store: belief levels: %w", err)
 	}
@@ -219,7 +217,7 @@ func (db *DB) LevelRecords(ctx context.Context) ([]LevelRecord, error) {
 	for rows.Next() {
 		var r LevelRecord
 		var since int64
-		if err := rows.Scan(&r.BeliefID, &r.Level, &since, &r.CoreTarget, &r.Statement); err != nil {
+		if err := rows.Scan(&r.BeliefID, &r.Level, &since, &r.CoreTarget); err != nil {
 			return nil, err
 		}
 		r.Since = fromMS(since)
@@ -238,10 +236,10 @@ func insertLevel(ctx context.Context, tx *sql.Tx, r LevelRecord, now int64) erro
 	if n == 0 {
 		return fmt.Errorf("level of belief %s: %w", r.BeliefID, ErrNotFound)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO belief_levels(belief_id, level, since, core_target, statement, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(belief_id) DO UPDATE SET level = excluded.level, since = excluded.since,
-		core_target = excluded.core_target, statement = excluded.statement, updated_at = excluded.updated_at`,
-		r.BeliefID, r.Level, ms(r.Since), r.CoreTarget, r.Statement, now)
+	_, err := tx.ExecContext(ctx, `INSERT INTO belief_levels(belief_id, level, since, core_target, updated_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT(belief_id) DO UPDATE SET level = excluded.level, since = excluded.since,
+		core_target = excluded.core_target, updated_at = excluded.updated_at`,
+		r.BeliefID, r.Level, ms(r.Since), r.CoreTarget, now)
 	if err != nil {
 		return fmt.Errorf("level of belief %s: %w", r.BeliefID, err)
 	}
@@ -286,4 +284,16 @@ func (db *DB) SetCoreFile(ctx context.Context, f CoreFile, held bool, at time.Ti
 			written_at = excluded.written_at`, f.Path, f.Root, f.Created, at.UnixMilli())
 		return err
 	})
+}
+
+// forgetReview deletes a belief's level and decisions (the decisions may
+// quote its statement), inside a forget.
+func forgetReview(ctx context.Context, tx *sql.Tx, beliefID string) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM belief_levels WHERE belief_id = ?", beliefID); err != nil {
+		return fmt.Errorf("store: forget the level of %s: %w", beliefID, err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM review_decisions WHERE belief_id = ?", beliefID); err != nil {
+		return fmt.Errorf("store: forget the decisions about %s: %w", beliefID, err)
+	}
+	return nil
 }

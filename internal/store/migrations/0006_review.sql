@@ -3,14 +3,13 @@
 
 -- A belief without a row is pending. long_term and core are reached
 -- through the gates and approval; denied and pinned only by a decision.
--- A denied belief keeps its row (and the belief stays in the store) so
--- that what it said is not formed again.
+-- A denied belief stays in the store (active) so that what it said is not
+-- formed again. Forgetting a belief deletes its rows here too.
 CREATE TABLE belief_levels (
   belief_id   TEXT PRIMARY KEY,
   level       TEXT NOT NULL,                 -- pending | long_term | core | denied | pinned
   since       INTEGER NOT NULL,              -- ms: when it reached this level
   core_target TEXT NOT NULL DEFAULT '',      -- claude | agents | both ('' for the setting's)
-  statement   TEXT NOT NULL DEFAULT '',      -- the statement when decided (kept when the belief goes)
   updated_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX belief_levels_level ON belief_levels(level);
