@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	xterm "github.com/charmbracelet/x/term"
 
 	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/notice"
@@ -70,7 +73,19 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 		return usagef("--level and --json go with --list")
 	}
 	if len(words) == 0 {
-		return usagef("want --list, or approve, deny, pin or edit with belief ids")
+		if !xterm.IsTerminal(os.Stdin.Fd()) || !xterm.IsTerminal(os.Stdout.Fd()) {
+			return usagef("want --list, or approve, deny, pin or edit with belief ids (without them, review is a screen for a terminal)")
+		}
+		if *target != "" {
+			return usagef("--target goes with approve or pin (on the screen, t chooses it)")
+		}
+		s, err := open(ctx)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		co := review.CoreOptions{Locations: promote.LocationsFrom(s.cfg), Target: s.cfg.CoreTarget, Write: s.cfg.Promote}
+		return runReviewTUI(ctx, s, co, os.Stdin, os.Stdout)
 	}
 	action, ids := words[0], words[1:]
 	switch action {
