@@ -215,7 +215,12 @@ type CoreProblem struct {
 	Err  error
 }
 
-func (p CoreProblem) Error() string { return p.Path + ": " + p.Err.Error() }
+func (p CoreProblem) Error() string {
+	if msg := p.Err.Error(); strings.HasPrefix(msg, p.Path+" ") || strings.HasPrefix(msg, p.Path+":") {
+		return msg // it names the file already
+	}
+	return p.Path + ": " + p.Err.Error()
+}
 func (p CoreProblem) Unwrap() error { return p.Err }
 
 // Write writes the planned files (only those in paths, when paths is not
