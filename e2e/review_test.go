@@ -41,8 +41,8 @@ func backdateLongTerm(t *testing.T, e *Env, id string) {
 // CLAUDE.md and AGENTS.md, leaves the project's MEMORY.md at the next
 // cycle, and reaches the model's request of the next session inside
 // CLAUDE.md. A preference the user denies leaves MEMORY.md, and neither
-// saying it again nor consolidating everything again brings it back, to
-// MEMORY.md, CLAUDE.md or the model's context.
+// saying it again, consolidating again nor a backfill of every transcript
+// brings it back, to MEMORY.md, CLAUDE.md or the model's context.
 func TestReviewWithRealClient(t *testing.T) {
 	respond := func(r *anthropicstub.Request) anthropicstub.Reply { return anthropicstub.Text("Noted.") }
 	e, bins := statedEnv(t, respond)
@@ -113,6 +113,8 @@ func TestReviewWithRealClient(t *testing.T) {
 	e.runSession(e.Project, "I always prefer bun over node for small scripts like this migration helper")
 	e.Worker(bins.Worker, "run")
 	e.Worker(bins.Worker, "run", "--consolidate")
+	// Every transcript captured again and the whole history consolidated.
+	t.Logf("engram-worker run --backfill:\n%s", strings.TrimSpace(e.Worker(bins.Worker, "run", "--backfill")))
 	for _, path := range []string{globalMemory, projectMemory, claudeMD, agentsMD, filepath.Join(e.ClaudeDir, "CLAUDE.md")} {
 		if strings.Contains(readFileOr(path), bun.Statement) {
 			t.Errorf("the denied belief is in %s:\n%s", path, readFileOr(path))
