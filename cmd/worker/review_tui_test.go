@@ -174,22 +174,23 @@ func TestReviewScreenInTmux(t *testing.T) {
 	if data, _ := os.ReadFile(claudeMD); !strings.Contains(string(data), "- Releases are cut on Tuesdays.\n") {
 		t.Fatalf("the pinned belief is not in CLAUDE.md:\n%s", data)
 	}
-	// Edit the last: the user's own words.
+	// Esc cancels an edit.
+	s.keys("e")
+	s.wait([]string{"edit: Use tabs in Makefiles._"})
+	s.keys("Escape")
+	s.wait([]string{"edit cancelled", "1 belief waits"})
+	// Edit the last: the user's own words, which pass review by themselves
+	// (ENGRAM_REVIEW=uncertain), so nothing waits any more.
 	s.keys("e")
 	s.wait([]string{"edit: Use tabs in Makefiles._"})
 	s.keys("C-u")
 	s.keys("-l", "Makefiles need tabs, never spaces.")
 	s.wait([]string{"edit: Makefiles need tabs, never spaces._"})
 	s.keys("Enter")
-	s.wait([]string{`bl_0000000000b4 edited: now "Makefiles need tabs, never spaces."`, "    Makefiles need tabs, never spaces."})
-	if b := levelOf(t, h, "bl_0000000000b4"); b.Statement != "Makefiles need tabs, never spaces." || b.Level != store.LevelPending {
-		t.Fatalf("edited belief: %q %s", b.Statement, b.Level)
+	s.wait([]string{`bl_0000000000b4 edited: now "Makefiles need tabs, never spaces."`, "engram review: nothing waits"})
+	if b := levelOf(t, h, "bl_0000000000b4"); b.Statement != "Makefiles need tabs, never spaces." || b.Level != store.LevelPending || !b.Stated {
+		t.Fatalf("edited belief: %q %s stated=%v", b.Statement, b.Level, b.Stated)
 	}
-	// Esc cancels an edit.
-	s.keys("e")
-	s.wait([]string{"edit: "})
-	s.keys("Escape")
-	s.wait([]string{"edit cancelled"})
 
 	// Quit.
 	s.keys("q")

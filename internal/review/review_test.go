@@ -206,6 +206,11 @@ func TestEditKeepsLevelAndRecordsOldStatement(t *testing.T) {
 	if len(ds) != 1 || ds[0].Decision != Edit || ds[0].Note != "was: User prefers short replies." || ds[0].After != Pending {
 		t.Fatalf("decisions %+v", ds)
 	}
+	// The user's own statement: it passes to long-term by itself.
+	f.advance(ModeUncertain, f.now)
+	if got := f.level(id); got != LongTerm {
+		t.Fatalf("an edited belief is %s after a cycle, want long_term", got)
+	}
 }
 
 func TestDeniedNotSurfaced(t *testing.T) {

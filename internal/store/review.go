@@ -38,7 +38,8 @@ type ReviewBelief struct {
 	LevelSince time.Time
 	CoreTarget string
 	// Stated is true when one of its supporting episodes holds something
-	// the user said in so many words.
+	// the user said in so many words, or the user wrote its statement (an
+	// edit in review).
 	Stated bool
 	// Supporting are its supporting episodes' ids.
 	Supporting int
@@ -47,7 +48,8 @@ type ReviewBelief struct {
 const reviewCols = `b.id, b.statement, b.scope, b.project, b.project_path, b.status, b.confidence_alpha, b.confidence_beta,
 	b.evidence_count, b.created_at, b.updated_at, coalesce(l.level, 'pending'), coalesce(l.since, 0), coalesce(l.core_target, ''),
 	EXISTS (SELECT 1 FROM json_each(b.supporting_episodes) j JOIN episodes e ON e.id = j.value, json_each(e.signals) s
-		WHERE json_extract(s.value, '$.stated') = 1),
+		WHERE json_extract(s.value, '$.stated') = 1)
+	OR EXISTS (SELECT 1 FROM review_decisions d WHERE d.belief_id = b.id AND d.decision = 'edit' AND d.who = 'user'),
 	json_array_length(b.supporting_episodes)`
 
 func scanReview(sc interface{ Scan(...any) error }) (ReviewBelief, error) {
