@@ -97,6 +97,9 @@ type reviewCounts struct {
 	Mode    string         `json:"mode"`
 	Waiting int            `json:"waiting"`
 	Levels  map[string]int `json:"levels"`
+	// CoreFiles are the CLAUDE.md and AGENTS.md files holding engram's
+	// core-memory block.
+	CoreFiles []string `json:"core_files"`
 }
 
 // llmToday is today's use of the claude backend against its budget.
@@ -234,6 +237,14 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	}
 	for _, l := range levels {
 		r.Review.Levels[review.LevelName(l)]++
+	}
+	cores, err := s.db.CoreFiles(ctx)
+	if err != nil {
+		return err
+	}
+	r.Review.CoreFiles = []string{}
+	for _, f := range cores {
+		r.Review.CoreFiles = append(r.Review.CoreFiles, f.Path)
 	}
 	cp, err := consolidate.LoadCheckpoint(ctx, s.db)
 	if err != nil {
@@ -379,6 +390,13 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 			what += " " + m.Project
 		}
 		fmt.Fprintf(e.stdout, "%s %s (%s): %s\n", label, m.Path, what, m.Describe())
+	}
+	for i, p := range r.Review.CoreFiles {
+		label := "core:      "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(e.stdout, "%s %s (engram's core-memory block)\n", label, p)
 	}
 	return nil
 }
