@@ -29,6 +29,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/promote"
+	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -299,7 +300,7 @@ func Plan(ctx context.Context, db *store.DB, who string, reqs []Request, now tim
 				d.CoreTarget = r.Target
 			}
 		case Edit:
-			st := strings.TrimSpace(r.Statement)
+			st, _ := redact.String(strings.Join(strings.Fields(r.Statement), " "))
 			if st == "" {
 				return nil, fmt.Errorf("belief %s: an empty statement", b.ID)
 			}

@@ -250,3 +250,17 @@ func TestForgetTakesTheDecisions(t *testing.T) {
 		t.Fatalf("levels after forget: %+v %v", ls, err)
 	}
 }
+
+// An edit is redacted before it is stored.
+func TestEditRedacted(t *testing.T) {
+	f := newFixture(t)
+	id := f.belief("Deploys use a token.", 0.75, 4, false)
+	secret := "ghp_" + strings.Repeat("a1B2c3D4e5", 4)
+	if _, err := Decide(f.ctx, f.db, ByUser, []Request{{ID: id, Action: Edit, Statement: "Deploy with token " + secret}}, f.now); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.db.GetBelief(f.ctx, id)
+	if err != nil || strings.Contains(b.Statement, secret) || !strings.Contains(b.Statement, "[REDACTED") {
+		t.Fatalf("statement %q %v", b.Statement, err)
+	}
+}
