@@ -37,3 +37,13 @@ CREATE TABLE core_files (
   created    INTEGER NOT NULL DEFAULT 0,
   written_at INTEGER NOT NULL             -- ms
 ) WITHOUT ROWID;
+
+-- The beliefs shown in a MEMORY.md when levels arrived got there by the
+-- gates alone: they are long-term memory from their promotion on, so that
+-- the first cycle does not take them out as no longer true.
+INSERT INTO belief_levels(belief_id, level, since, core_target, updated_at)
+  SELECT id, 'long_term', promoted_at, '', promoted_at FROM beliefs
+  WHERE promoted_at IS NOT NULL AND promoted_to != '' AND demoted_at IS NULL;
+INSERT INTO review_decisions(belief_id, decision, who, at, level_before, level_after, note)
+  SELECT id, 'long_term', 'gates', promoted_at, 'pending', 'long_term', 'shown in MEMORY.md before review levels existed'
+  FROM beliefs WHERE promoted_at IS NOT NULL AND promoted_to != '' AND demoted_at IS NULL;

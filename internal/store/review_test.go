@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
+)
+
+// TestReviewMigrationKeepsShownBeliefs: a store from before review levels,
+// with one belief shown in a MEMORY.md, one shown as former and one never
+// shown: after the migration only the first is long-term memory (since its
+// promotion, with the decision recorded as the gates'), so that the first
+// cycle keeps it shown.
+func TestReviewMigrationKeepsShownBeliefs(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	promoted := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
+	mk := func(id string) belief.Belief {
+		return belief.Belief{ID: id, Statement: "s " + id, Timeframe: belief.TimeCurrent, Alpha: 4, Beta: 1, Scope: "global",
+			Status: belief.StatusActive, EvidenceCount: 3, CreatedAt: promoted}
+	}
+	if err := db.ImportBeliefs(ctx, []belief.Belief{mk("bl_00000000000a"), mk("bl_00000000000b"), mk("bl_00000000000c")}); err != nil {
+		t.Fatal(err)
+	}
+	err = db.ApplyPromotion(ctx, MemoryFile{}, []PromotionChange{
+		{ID: "bl_00000000000a", Op: OpPromote, Target: "/m/MEMORY.md", Confidence: 0.8},
+		{ID: "bl_00000000000b", Op: OpPromote, Target: "/m/MEMORY.md", Confidence: 0.8},
+	}, promoted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ApplyPromotion(ctx, MemoryFile{}, []PromotionChange{{ID: "bl_00000000000b", Op: OpDemote, From: "/m/MEMORY.md"}}, promoted); err != nil {
+		t.Fatal(err)
+	}
+	// Back to the schema before the latest migration, which added the
+	// review tables.
+	latest := LatestVersion()
+	for _, q := range []string{"DROP TABLE belief_levels", "DROP TABLE review_decisions", "DROP TABLE core_files",
+		fmt.Sprintf("DELETE FROM schema_migrations WHERE version = %d", latest), fmt.Sprintf("PRAGMA user_version = %d", latest-1)} {
+		if _, err := db.sql.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	db, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	levels, err := db.LevelRecords(ctx)
+	if err != nil || len(levels) != 1 || levels[0].BeliefID != "bl_00000000000a" || levels[0].Level != LevelLongTerm ||
+		!levels[0].Since.Equal(promoted) {
+		t.Fatalf("levels after the migration: %+v %v", levels, err)
+	}
+	ds, err := db.Decisions(ctx, "bl_00000000000a")
+	if err != nil || len(ds) != 1 || ds[0].Who != "gates" || ds[0].After != LevelLongTerm {
+		t.Fatalf("decisions: %+v %v", ds, err)
+	}
+}
