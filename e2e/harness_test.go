@@ -164,6 +164,8 @@ type Env struct {
 	Project    string // Base/work/proj, a git repository
 	Stub       *anthropicstub.Server
 	Hooks      Hooks
+	// Extra are more variables of the environment (ENGRAM_* settings).
+	Extra []string
 
 	mu          sync.Mutex
 	sessionDirs map[string]string // session id -> the cwd it was started in
@@ -315,7 +317,7 @@ func (e *Env) environ() []string {
 	if e.Stub != nil {
 		env = append(env, "ANTHROPIC_BASE_URL="+e.Stub.URL, "ANTHROPIC_API_KEY=sk-ant-e2e-stub-key")
 	}
-	return env
+	return append(env, e.Extra...)
 }
 
 // RunResult is the outcome of one client run.

@@ -119,6 +119,9 @@ func TestPromotedMemoryWithRealClient(t *testing.T) {
 		}
 	}()
 
+	// Promotion by the numeric gates alone: what is measured here is which
+	// files the client loads, not review (e2e/review_test.go).
+	e.Extra = []string{"ENGRAM_REVIEW=off"}
 	// The import line engram-worker setup adds to CLAUDE.md.
 	claudeMD := filepath.Join(e.ClaudeDir, "CLAUDE.md")
 	if _, err := setup.AddImport(claudeMD, setup.ImportLine(e.EngramHome, e.Home)); err != nil {

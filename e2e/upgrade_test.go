@@ -70,10 +70,15 @@ func exportIDs(t *testing.T, e *Env, worker string) []string {
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var r struct {
-			Kind string `json:"kind"`
-			ID   string `json:"id"`
+			Kind     string `json:"kind"`
+			ID       string `json:"id"`
+			BeliefID string `json:"belief_id"` // a level record names its belief
 		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Kind == "" || r.ID == "" {
+		err := json.Unmarshal(sc.Bytes(), &r)
+		if r.Kind == "level" {
+			r.ID = r.BeliefID
+		}
+		if err != nil || r.Kind == "" || r.ID == "" {
 			t.Fatalf("export line %q: kind %q id %q, %v", sc.Text(), r.Kind, r.ID, err)
 		}
 		ids = append(ids, r.Kind+" "+r.ID)

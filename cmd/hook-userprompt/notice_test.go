@@ -61,3 +61,39 @@ func TestPromptHookStartsNoWorker(t *testing.T) {
 		}
 	}
 }
+
+// The worker's count of beliefs waiting for review reaches the session
+// once a day, in one line, beside the recalled memories.
+func TestTellsOfBeliefsWaitingOnceADay(t *testing.T) {
+	h := newHome(t, true)
+	sub := filepath.Join(h.project, "internal", "api")
+	if err := notice.WriteReview(h.engram, 3); err != nil {
+		t.Fatal(err)
+	}
+	want := notice.ReviewLine(3)
+	if !strings.HasPrefix(want, "engram: 3 beliefs wait for the user's review") || strings.Contains(want, "\n") {
+		t.Fatalf("line %q", want)
+	}
+	got := h.run(t, h.input("how do we deploy the billing app to fly?", sub))
+	if !strings.Contains(got, "flyctl deploy") || !strings.HasSuffix(got, "\n\n"+want) {
+		t.Fatalf("context:\n%s", got)
+	}
+	if got := h.run(t, h.input("write a haiku about autumn leaves", sub)); got != "" {
+		t.Errorf("told again within the day:\n%s", got)
+	}
+	old := time.Now().Add(-notice.Every - time.Minute)
+	if err := os.Chtimes(filepath.Join(h.engram, "review-waiting.told"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.run(t, h.input("write a haiku about autumn leaves", sub)); got != want {
+		t.Errorf("a day later: %q, want %q", got, want)
+	}
+	// Nothing waits any more: nothing to tell.
+	if err := notice.WriteReview(h.engram, 0); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(filepath.Join(h.engram, "review-waiting.told"), old, old)
+	if got := h.run(t, h.input("write a haiku about autumn leaves", sub)); got != "" {
+		t.Errorf("nothing waiting: %q", got)
+	}
+}

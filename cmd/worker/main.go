@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"setup":     {"install the hooks, the MCP server, the CLAUDE.md import line and the scheduler (idempotent)", cmdSetup},
 	"uninstall": {"remove what setup added; --purge also deletes the data", cmdUninstall},
 	"sweep":     {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
+	"review":    {"list the beliefs waiting for review (--list), or approve, deny, pin or edit them", cmdReview},
 	"status":    {"show counts, the last run and the settings in use", cmdStatus},
 	"version":   {"print the version", cmdVersion},
 	"model":     {"install the sentence embedder's model (model install DIR) or show its state (model status)", cmdModel},

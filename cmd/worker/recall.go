@@ -200,10 +200,24 @@ func cmdExpand(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		if c.Belief != nil {
 			c.Belief.Embedding = nil
+			type decision struct {
+				Decision string    `json:"decision"`
+				Who      string    `json:"who"`
+				At       time.Time `json:"at"`
+				Before   string    `json:"level_before"`
+				After    string    `json:"level_after"`
+				Note     string    `json:"note,omitempty"`
+			}
+			ds := []decision{}
+			for _, d := range c.Decisions {
+				ds = append(ds, decision{d.Decision, d.Who, d.At, d.Before, d.After, d.Note})
+			}
 			return enc.Encode(struct {
 				*belief.Belief
-				Links []memory.LinkedBelief `json:"links,omitempty"`
-			}{c.Belief, c.Links})
+				Links     []memory.LinkedBelief `json:"links,omitempty"`
+				Level     string                `json:"level"`
+				Decisions []decision            `json:"decisions"`
+			}{c.Belief, c.Links, c.Level, ds})
 		}
 		c.Episode.Embedding = nil
 		return enc.Encode(c.Episode)

@@ -122,6 +122,10 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 					sh.Pushed, sh.Tombstones, sh.Pulled, sh.Inserted, sh.Updated, sh.Deleted, sh.Millis)
 			}
 		}
+		if r := st.Review; r.LongTerm+r.Core+r.Waiting > 0 {
+			fmt.Fprintf(e.stdout, "review: %d to long-term, %d to core, %d waiting (engram-worker review --list)\n",
+				r.LongTerm, r.Core, r.Waiting)
+		}
 		p := st.Promotion
 		fmt.Fprintf(e.stdout, "MEMORY.md: %d promoted, %d demoted, %d removed, %d graduated, %d compressed, %d files written\n",
 			p.Promoted, p.Demoted, p.Removed, p.Graduated, p.Compressed, p.Files)

@@ -151,6 +151,9 @@ func stripMemory(cfg config.Config, loc promote.Locations) func(ctx context.Cont
 		list := func(context.Context) ([]store.MemoryFile, error) {
 			return nil, errors.New("there is no store " + cfg.DBPath())
 		}
+		// The core-memory files: the global CLAUDE.md, and every file the
+		// store lists.
+		core := []store.CoreFile{{Path: filepath.Join(loc.ClaudeConfigDir, "CLAUDE.md")}}
 		if _, err := os.Stat(cfg.DBPath()); !errors.Is(err, fs.ErrNotExist) {
 			db, err := store.Open(ctx, cfg.DBPath(), store.Options{ReadOnly: true})
 			if err != nil {
@@ -158,12 +161,36 @@ func stripMemory(cfg config.Config, loc promote.Locations) func(ctx context.Cont
 			} else {
 				defer db.Close()
 				list = db.MemoryFiles
+				if fs, err := db.CoreFiles(ctx); err == nil {
+					core = append(core, fs...)
+				} else {
+					notes = append(notes, fmt.Sprintf("the list of the CLAUDE.md and AGENTS.md files engram wrote could not be read (%v): a project's file keeps its block between %s and %s", err, promote.CoreBegin, promote.CoreEnd))
+				}
 			}
 		}
 		rep := promote.Clean(ctx, loc, list)
 		var changes []setup.Change
 		for _, f := range rep.Files {
 			changes = append(changes, setup.Change{Path: f.Path, Changed: true, Removed: f.Removed, Actions: []string{f.Describe()}})
+		}
+		var coreErrs []error
+		seen := map[string]bool{}
+		for _, f := range core {
+			if seen[f.Path] {
+				continue
+			}
+			seen[f.Path] = true
+			changed, removed, err := promote.StripCore(ctx, f.Path, f.Created)
+			switch {
+			case err != nil:
+				coreErrs = append(coreErrs, fmt.Errorf("%s: engram's core-memory block is still in it (%w): delete the lines from %s to %s yourself",
+					f.Path, err, promote.CoreBegin, promote.CoreEnd))
+			case removed:
+				changes = append(changes, setup.Change{Path: f.Path, Changed: true, Removed: true,
+					Actions: []string{"took out engram's core-memory block; removed the file, which engram created and which held nothing else"}})
+			case changed:
+				changes = append(changes, setup.Change{Path: f.Path, Changed: true, Actions: []string{"took out engram's core-memory block"}})
+			}
 		}
 		if rep.ListProblem != "" {
 			notes = append(notes, fmt.Sprintf("the list of the MEMORY.md files engram wrote could not be read (%s): only %s were searched for engram's blocks; a file engram wrote elsewhere keeps them",
@@ -177,7 +204,7 @@ func stripMemory(cfg config.Config, loc promote.Locations) func(ctx context.Cont
 				errs = append(errs, f)
 			}
 		}
-		return changes, notes, errors.Join(errs...)
+		return changes, notes, errors.Join(append(errs, coreErrs...)...)
 	}
 }
 

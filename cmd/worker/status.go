@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/spool"
@@ -66,6 +67,7 @@ type statusReport struct {
 	// Lifecycle, the episodes live, archived and expired.
 	Kinds         kindCounts     `json:"kinds"`
 	Lifecycle     map[string]int `json:"episode_lifecycle"`
+	Review        reviewCounts   `json:"review"`
 	Consolidation consolidation  `json:"consolidation"`
 	SpoolFiles    int            `json:"spool_files"`
 	LastRun       *runReport     `json:"last_run"`
@@ -94,6 +96,17 @@ type statusReport struct {
 	SelfSchedule  bool                   `json:"self_schedule"`
 	WorkerStale   bool                   `json:"worker_stale"`
 	OldestPending time.Time              `json:"oldest_pending_at,omitzero"`
+}
+
+// reviewCounts is the review mode, how many beliefs wait for review, and
+// how many beliefs are at each level other than pending.
+type reviewCounts struct {
+	Mode    string         `json:"mode"`
+	Waiting int            `json:"waiting"`
+	Levels  map[string]int `json:"levels"`
+	// CoreFiles are the CLAUDE.md and AGENTS.md files holding engram's
+	// core-memory block.
+	CoreFiles []string `json:"core_files"`
 }
 
 // llmToday is today's use of the claude backend against its budget.
@@ -228,6 +241,27 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if r.Beliefs, err = s.db.BeliefCounts(ctx); err != nil {
 		return err
 	}
+	r.Review = reviewCounts{Mode: s.cfg.Review, Levels: map[string]int{}}
+	q, err := review.Queue(ctx, s.db, s.cfg.Review, time.Now())
+	if err != nil {
+		return err
+	}
+	r.Review.Waiting = len(q)
+	levels, err := s.db.BeliefLevels(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range levels {
+		r.Review.Levels[review.LevelName(l)]++
+	}
+	cores, err := s.db.CoreFiles(ctx)
+	if err != nil {
+		return err
+	}
+	r.Review.CoreFiles = []string{}
+	for _, f := range cores {
+		r.Review.CoreFiles = append(r.Review.CoreFiles, f.Path)
+	}
 	cp, err := consolidate.LoadCheckpoint(ctx, s.db)
 	if err != nil {
 		return err
@@ -311,6 +345,13 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if n := r.Lifecycle["archived"] + r.Lifecycle["expired"]; n > 0 {
 		fmt.Fprintf(e.stdout, "lifetimes:  %d episodes out of recall (archived %d, expired %d)\n", n, r.Lifecycle["archived"], r.Lifecycle["expired"])
 	}
+	fmt.Fprintf(e.stdout, "review:     %d waiting (ENGRAM_REVIEW=%s)", r.Review.Waiting, r.Review.Mode)
+	for _, l := range []string{review.LongTerm, review.Core, review.Pinned, review.Denied} {
+		if n := r.Review.Levels[review.LevelName(l)]; n > 0 {
+			fmt.Fprintf(e.stdout, "; %s %d", review.LevelName(l), n)
+		}
+	}
+	fmt.Fprintln(e.stdout)
 	if c := r.Consolidation; c.LastAt.IsZero() {
 		fmt.Fprintf(e.stdout, "consolidation: never run; %d episodes waiting (it runs at the next worker cycle)\n", c.Pending)
 	} else {
@@ -379,6 +420,13 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 			what += " " + m.Project
 		}
 		fmt.Fprintf(e.stdout, "%s %s (%s): %s\n", label, m.Path, what, m.Describe())
+	}
+	for i, p := range r.Review.CoreFiles {
+		label := "core:      "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(e.stdout, "%s %s (engram's core-memory block)\n", label, p)
 	}
 	return nil
 }

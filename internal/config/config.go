@@ -112,6 +112,15 @@ type Config struct {
 	// Promote turns on writing the MEMORY.md files Claude Code loads
 	// (promoted beliefs, graduated episodes).
 	Promote bool `split_words:"true" default:"true"`
+	// Review is how beliefs reach long-term and core memory: "off" (the
+	// numeric gates alone), "uncertain" (explicit statements and
+	// high-confidence beliefs pass, the others wait for review), or "all"
+	// (everything waits for review).
+	Review string `split_words:"true" default:"uncertain"`
+	// CoreTarget is where a belief approved for core memory goes when it
+	// has no target of its own: "claude" (CLAUDE.md), "agents"
+	// (AGENTS.md), "both", or "off" (it stays in MEMORY.md).
+	CoreTarget string `split_words:"true" default:"claude"`
 	// GraduateImportance is the importance from which a global episode
 	// graduates into $ENGRAM_HOME/MEMORY.md.
 	GraduateImportance float64 `split_words:"true" default:"0.7"`
@@ -215,6 +224,16 @@ func (c *Config) validate() error {
 	}
 	if c.ReembedBudget < 0 {
 		errs = append(errs, fmt.Errorf("ENGRAM_REEMBED_BUDGET=%v: must not be negative", c.ReembedBudget))
+	}
+	switch c.Review {
+	case "off", "uncertain", "all":
+	default:
+		errs = append(errs, fmt.Errorf("ENGRAM_REVIEW=%q: want off, uncertain or all", c.Review))
+	}
+	switch c.CoreTarget {
+	case "claude", "agents", "both", "off":
+	default:
+		errs = append(errs, fmt.Errorf("ENGRAM_CORE_TARGET=%q: want claude, agents, both or off", c.CoreTarget))
 	}
 	switch c.LLM {
 	case "", LLMOff, LLMOpenAI, LLMClaude:

@@ -308,6 +308,7 @@ type cycle struct {
 	// none is asked twice).
 	metaSources map[string]bool
 	asked       map[string]bool
+	levels      map[string]string // review levels other than pending (see review.go)
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -317,13 +318,18 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 		return next, err
 	}
 	s.st.Episodes = len(newEps)
+	levels, err := s.c.DB.BeliefLevels(ctx)
+	if err != nil {
+		return next, err
+	}
+	s.loadLevels(levels)
 	err = s.c.DB.EachBelief(ctx, func(b belief.Belief) error {
 		for _, l := range [][]string{b.Supporting, b.Contradicting, b.Partial} {
 			for _, id := range l {
 				s.used[id] = true
 			}
 		}
-		if b.Status == belief.StatusActive {
+		if b.Status == belief.StatusActive || s.levels[b.ID] == store.LevelDenied {
 			s.beliefs[b.ID] = &b
 			s.order = append(s.order, b.ID)
 		}
@@ -503,32 +509,38 @@ func (s *cycle) matches(cl *cluster, vec []float32, embedder string, claims []cl
 		if b.Status != belief.StatusActive || !inScope {
 			continue
 		}
-		sim := 0.0
-		if len(vec) > 0 && b.Embedder == embedder && len(b.Embedding) == len(vec) {
-			sim = float64(embed.Cosine(vec, b.Embedding))
-		}
-		if bc, ok := beliefClaim(b); ok {
-			if differentSubjects(bc, exact, claims) {
-				// Both sides say what they are about, and it differs:
-				// however close the vectors (a sentence embedder puts
-				// "prefers bun" next to "prefers npm"), no match.
-				continue
-			}
-			if exact != nil && *exact == bc {
-				sim = max(sim, sameClaim)
-			}
-			for _, c := range claims {
-				if c.subject == bc.subject && c.class == bc.class {
-					sim = max(sim, sameSubject)
-				}
-			}
-		}
-		if sim > MatchSimilarity {
+		if sim, ok := s.similarity(b, vec, embedder, claims, exact); ok && sim > MatchSimilarity {
 			out = append(out, match{b, sim})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b match) int { return cmp.Compare(b.sim, a.sim) })
 	return out
+}
+
+// similarity is how close a vector and claims are to a belief; false when
+// both sides say what they are about, and it differs.
+func (s *cycle) similarity(b *belief.Belief, vec []float32, embedder string, claims []claim, exact *claim) (float64, bool) {
+	sim := 0.0
+	if len(vec) > 0 && b.Embedder == embedder && len(b.Embedding) == len(vec) {
+		sim = float64(embed.Cosine(vec, b.Embedding))
+	}
+	if bc, ok := beliefClaim(b); ok {
+		if differentSubjects(bc, exact, claims) {
+			// Both sides say what they are about, and it differs:
+			// however close the vectors (a sentence embedder puts
+			// "prefers bun" next to "prefers npm"), no match.
+			return 0, false
+		}
+		if exact != nil && *exact == bc {
+			sim = max(sim, sameClaim)
+		}
+		for _, c := range claims {
+			if c.subject == bc.subject && c.class == bc.class {
+				sim = max(sim, sameSubject)
+			}
+		}
+	}
+	return sim, true
 }
 
 // differentSubjects reports a belief whose claim is about another subject
@@ -586,6 +598,13 @@ func (s *cycle) candidate(ctx context.Context, cl *cluster, cand Candidate) erro
 		}
 	}
 	if relevant {
+		return nil
+	}
+	if d := s.deniedMatch(cl, vec, claims, ex); d != nil {
+		// Said again: evidence of the denied belief, not a new one.
+		for i := range cand.Episodes {
+			s.apply(d, &cand.Episodes[i], Supports)
+		}
 		return nil
 	}
 	return s.create(cl, cand, vec)

@@ -21,7 +21,7 @@ func (s *cycle) gates(ctx context.Context) {
 	ids := slices.Clone(s.order)
 	for _, id := range ids {
 		b := s.beliefs[id]
-		if b.Status != belief.StatusActive || s.fresh[id] {
+		if b.Status != belief.StatusActive || s.fresh[id] || s.frozen(b) {
 			continue
 		}
 		pe, err := s.predictionError(ctx, b)
@@ -264,12 +264,12 @@ func (s *cycle) merges() {
 	ids := slices.Clone(s.order)
 	for i, ai := range ids {
 		a := s.beliefs[ai]
-		if a.Status != belief.StatusActive || s.fresh[ai] {
+		if a.Status != belief.StatusActive || s.fresh[ai] || s.frozen(a) {
 			continue
 		}
 		for _, bi := range ids[i+1:] {
 			b := s.beliefs[bi]
-			if b.Status != belief.StatusActive || s.fresh[bi] || !MergeGate(a, b, twinSimilarity(a, b), s.now) {
+			if b.Status != belief.StatusActive || s.fresh[bi] || s.frozen(b) || !MergeGate(a, b, twinSimilarity(a, b), s.now) {
 				continue
 			}
 			keep, gone := a, b

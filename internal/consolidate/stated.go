@@ -206,7 +206,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 				}
 				supported = supported || same
 			case disagrees(bc, sc.c):
-				if corrects || bc.class == classFact {
+				if (corrects || bc.class == classFact) && !s.frozen(b) {
 					s.retire(b, e, t)
 					retired = append(retired, b)
 				} else {
@@ -214,7 +214,10 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 				}
 			}
 		}
-		if !supported {
+		if d := s.deniedClaim(sc.c, part); !supported && d != nil {
+			// Denied: the statement is evidence of it, not a new belief.
+			s.weigh(d, e, Supports)
+		} else if !supported {
 			nb := s.createStated(ctx, e, sc.c, sc.display, scope, project, path)
 			for _, old := range retired {
 				nb.ParentID = old.ID
@@ -237,12 +240,19 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			if b.Scope != episode.ScopeGlobal && partKey(b.Scope, b.ProjectPath) != partKey(episode.ScopeProject, e.ProjectPath) {
 				continue
 			}
-			s.retire(b, e, t)
-			if sw[1] != "" {
-				nc := claim{subject: bc.subject, class: classFact, polarity: 1, object: sw[1]}
+			frozen := s.frozen(b)
+			if frozen {
+				s.weigh(b, e, Contradicts) // kept as the user decided
+			} else {
+				s.retire(b, e, t)
+			}
+			nc := claim{subject: bc.subject, class: classFact, polarity: 1, object: sw[1]}
+			if sw[1] != "" && s.deniedClaim(nc, partKey(b.Scope, b.ProjectPath)) == nil {
 				nb := s.createStated(ctx, e, nc, nc.subject, b.Scope, b.Project, b.ProjectPath)
-				nb.ParentID = b.ID
-				b.Children = append(b.Children, nb.ID)
+				if !frozen {
+					nb.ParentID = b.ID
+					b.Children = append(b.Children, nb.ID)
+				}
 			}
 		}
 	}

@@ -163,6 +163,7 @@ func (s *Server) addTools() {
 		"extractor and embedder in use, and any problem with the installation (missing hooks, a worker that has not " +
 		"run lately, captures waiting in the spool). Use it when the user asks about engram, or when recall finds " +
 		"nothing where it should."}, statusSchema, s.status)
+	s.addReviewTool()
 }
 
 // project resolves a recall's project argument: the session's project when

@@ -78,6 +78,11 @@ type Card struct {
 	// Links are a belief's links to related beliefs, with each one's
 	// statement.
 	Links []LinkedBelief
+	// Level and Decisions are a belief's review level and the decisions
+	// made about it (see internal/review).
+	Level      string
+	LevelSince time.Time
+	Decisions  []store.Decision
 }
 
 // LinkedBelief is a belief linked to the card's.
@@ -118,6 +123,14 @@ func Load(ctx context.Context, db *store.DB, id string) (Card, error) {
 				c.Links = append(c.Links, LinkedBelief{ID: o.ID, Statement: o.Statement, Similarity: l.Similarity})
 			}
 		}
+		rb, err := db.ReviewBelief(ctx, id)
+		if err != nil {
+			return Card{}, err
+		}
+		c.Level, c.LevelSince = rb.Level, rb.LevelSince
+		if c.Decisions, err = db.Decisions(ctx, id); err != nil {
+			return Card{}, err
+		}
 		return c, nil
 	}
 	ep, err := db.GetEpisode(ctx, id)
@@ -139,6 +152,7 @@ func Write(w io.Writer, c Card) {
 		for _, l := range c.Links {
 			fmt.Fprintf(w, "linked:     %s (similarity %.2f) %s\n", l.ID, l.Similarity, l.Statement)
 		}
+		writeLevel(w, c)
 	case c.Episode != nil:
 		writeEpisode(w, *c.Episode)
 	}
@@ -208,6 +222,27 @@ func lifetimeNote(speculative bool, due time.Time, lifecycle string) string {
 		return ""
 	}
 	return " · " + strings.Join(parts, " · ")
+}
+
+// writeLevel renders a belief's level and the decisions made about it.
+func writeLevel(w io.Writer, c Card) {
+	if c.Level == "" {
+		return
+	}
+	level := strings.ReplaceAll(c.Level, "_", "-")
+	if c.LevelSince.IsZero() {
+		fmt.Fprintf(w, "level:      %s\n", level)
+	} else {
+		fmt.Fprintf(w, "level:      %s since %s\n", level, c.LevelSince.Format("2006-01-02 15:04"))
+	}
+	for _, d := range c.Decisions {
+		fmt.Fprintf(w, "decided %s by %s: %s, %s -> %s", d.At.Format("2006-01-02 15:04"), d.Who, d.Decision,
+			strings.ReplaceAll(d.Before, "_", "-"), strings.ReplaceAll(d.After, "_", "-"))
+		if d.Note != "" {
+			fmt.Fprintf(w, " (%s)", d.Note)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func listOrNone(ids []string) string {

@@ -1,7 +1,7 @@
 // Package portable owns engram's export format: JSON Lines, one record per
 // line, each an object with a "kind" ("episode", "belief", "event": one
-// change in a memory's history, "link": one belief's link to a related one)
-// and the record's fields. Export then import round-trips exactly, except for what
+// change in a memory's history, "link": one belief's link to a related one,
+// "level": a belief's review level) and the record's fields. Export then import round-trips exactly, except for what
 // records which MEMORY.md files show a memory (an episode's graduated_at, a
 // belief's promoted_at and demoted_at): that is a fact about one machine's
 // files, not about the memory, so export leaves it out and import drops it,
@@ -34,7 +34,16 @@ const (
 	KindBelief  = "belief"
 	KindEvent   = "event"
 	KindLink    = "link"
+	// KindLevel is a belief's review level (see internal/review): a denied
+	// belief stays denied, a pinned one pinned, on the machine an export
+	// goes to.
+	KindLevel = "level"
 )
+
+type levelRecord struct {
+	Kind string `json:"kind"`
+	store.LevelRecord
+}
 
 type linkRecord struct {
 	Kind       string    `json:"kind"`
@@ -65,6 +74,7 @@ type Data struct {
 	Beliefs  []belief.Belief
 	Events   []store.Event
 	Links    []store.Link
+	Levels   []store.LevelRecord
 }
 
 // Export writes every episode, then every belief, then every history
@@ -103,6 +113,16 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	for _, l := range links {
 		n++
 		if err := enc.Encode(linkRecord{Kind: KindLink, From: l.From, To: l.To, Similarity: l.Similarity, At: l.At}); err != nil {
+			return n, err
+		}
+	}
+	levels, err := db.LevelRecords(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, l := range levels {
+		n++
+		if err := enc.Encode(levelRecord{Kind: KindLevel, LevelRecord: l}); err != nil {
 			return n, err
 		}
 	}
@@ -147,9 +167,18 @@ func Read(r io.Reader) (Data, error) {
 // read also returns the line of each record: episodes first, then beliefs.
 func read(r io.Reader) (Data, []int, error) {
 	var d Data
-	var epLines, blLines, evLines, lkLines []int
+	var epLines, blLines, evLines, lkLines, lvLines []int
 	br := bufio.NewReaderSize(r, 1<<16)
 	seenID := map[string]int{}
+	done := func() (Data, []int, error) {
+		for i, l := range d.Levels {
+			if _, ok := seenID[l.BeliefID]; !ok || !strings.HasPrefix(l.BeliefID, "bl_") {
+				return Data{}, nil, &LineError{lvLines[i], fmt.Errorf("level of belief %s: no such belief in the file", l.BeliefID)}
+			}
+		}
+		return d, slices.Concat(epLines, blLines, evLines, lkLines, lvLines), nil
+	}
+	seenLevel := map[string]int{}
 	seenHash := map[string]int{}
 	dims := map[string]int{}
 	for line := 1; ; line++ {
@@ -186,7 +215,28 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Links = append(d.Links, store.Link{From: rec.From, To: rec.To, Similarity: rec.Similarity, At: rec.At})
 			lkLines = append(lkLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+				return done()
+			}
+			continue
+		case KindLevel:
+			dec := json.NewDecoder(strings.NewReader(string(data)))
+			dec.DisallowUnknownFields()
+			var rec levelRecord
+			err := dec.Decode(&rec)
+			if err == nil {
+				err = validateLevel(rec.LevelRecord)
+			}
+			if prev, ok := seenLevel[rec.BeliefID]; ok && err == nil {
+				err = fmt.Errorf("level of belief %s repeats line %d", rec.BeliefID, prev)
+			}
+			if err != nil {
+				return Data{}, nil, &LineError{line, err}
+			}
+			seenLevel[rec.BeliefID] = line
+			d.Levels = append(d.Levels, rec.LevelRecord)
+			lvLines = append(lvLines, line)
+			if errors.Is(rerr, io.EOF) {
+				return done()
 			}
 			continue
 		case KindEvent:
@@ -202,7 +252,7 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Events = append(d.Events, rec.Event)
 			evLines = append(evLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+				return done()
 			}
 			continue
 		case KindEpisode:
@@ -223,7 +273,7 @@ func read(r io.Reader) (Data, []int, error) {
 			d.Beliefs = append(d.Beliefs, machineFreeBelief(b))
 			blLines = append(blLines, line)
 			if errors.Is(rerr, io.EOF) {
-				return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+				return done()
 			}
 			continue
 		default:
@@ -258,7 +308,24 @@ func read(r io.Reader) (Data, []int, error) {
 			break
 		}
 	}
-	return d, slices.Concat(epLines, blLines, evLines, lkLines), nil
+	return done()
+}
+
+var validLevel = map[string]bool{store.LevelPending: true, store.LevelLongTerm: true, store.LevelCore: true,
+	store.LevelDenied: true, store.LevelPinned: true}
+
+var validTarget = map[string]bool{"": true, "claude": true, "agents": true, "both": true}
+
+func validateLevel(l store.LevelRecord) error {
+	switch {
+	case !beliefIDRe.MatchString(l.BeliefID):
+		return fmt.Errorf("belief_id %q: want bl_ and 12 hex digits", l.BeliefID)
+	case !validLevel[l.Level]:
+		return fmt.Errorf("level of belief %s: %q is not one of pending, long_term, core, denied, pinned", l.BeliefID, l.Level)
+	case !validTarget[l.CoreTarget]:
+		return fmt.Errorf("level of belief %s: core_target %q: want claude, agents or both", l.BeliefID, l.CoreTarget)
+	}
+	return nil
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -321,14 +388,14 @@ func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := db.ImportAll(ctx, d.Episodes, d.Beliefs, d.Events, d.Links); err != nil {
+	if err := db.ImportAll(ctx, d.Episodes, d.Beliefs, d.Events, d.Links, d.Levels...); err != nil {
 		var re *store.RecordError
 		if errors.As(err, &re) {
 			return 0, &LineError{lines[re.Index], re.Err}
 		}
 		return 0, err
 	}
-	return len(d.Episodes) + len(d.Beliefs) + len(d.Events) + len(d.Links), nil
+	return len(d.Episodes) + len(d.Beliefs) + len(d.Events) + len(d.Links) + len(d.Levels), nil
 }
 
 var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)

@@ -38,7 +38,11 @@ func Forget(ctx context.Context, db *store.DB, opt Options, summaries []string) 
 		forgetInArchive(ctx, opt, &st)
 	}
 	// With promotion off, engram writes no MEMORY.md (and uninstall
-	// takes out what it wrote before).
+	// takes out what it wrote before). A forgotten core belief leaves
+	// CLAUDE.md and AGENTS.md at once too.
+	if err := coreStep(ctx, db, &opt, &st); err != nil {
+		return st, err
+	}
 	if opt.Write {
 		if err := promoteAll(ctx, db, opt, &st); err != nil {
 			return st, err

@@ -83,16 +83,29 @@ type Options struct {
 	CompressAfter time.Duration
 	Now           time.Time
 	Log           *slog.Logger
+	// Core turns on the core-memory files (CLAUDE.md, AGENTS.md; see
+	// core.go) when Write is on too; CoreTarget is ENGRAM_CORE_TARGET, the
+	// files of a core belief without a target of its own.
+	Core       bool
+	CoreTarget string
+	// Review is ENGRAM_REVIEW: "" or "off" promotes by the numeric gates
+	// alone; otherwise a belief must also have reached long-term memory
+	// (see internal/review). Either way a denied belief is never shown and
+	// a pinned one always is.
+	Review string
 
 	// forget are the bullets of forgotten episodes, taken out of the
 	// global file's episode block (see Forget).
 	forget map[string]bool
+	// inCore are the beliefs shown in a core-memory file: not repeated
+	// in MEMORY.md.
+	inCore map[string]bool
 }
 
 // OptionsFrom builds the options of a worker cycle.
 func OptionsFrom(cfg config.Config, log *slog.Logger, now time.Time) Options {
 	return Options{Locations: LocationsFrom(cfg), Write: cfg.Promote, GraduateImportance: cfg.GraduateImportance,
-		CompressAfter: cfg.CompressAfter, Now: now, Log: log}
+		CompressAfter: cfg.CompressAfter, Now: now, Log: log, Review: cfg.Review, Core: true, CoreTarget: cfg.CoreTarget}
 }
 
 // Stats is what one pass did.
@@ -106,6 +119,8 @@ type Stats struct {
 	Archived int `json:"archived_sections,omitempty"`
 	// Files counts the MEMORY.md files rewritten.
 	Files int `json:"files_written,omitempty"`
+	// CoreFiles counts the CLAUDE.md and AGENTS.md files rewritten.
+	CoreFiles int `json:"core_files_written,omitempty"`
 	// Retries counts the times another program (Claude Code) had written
 	// a file while engram was writing it: engram started again from that
 	// write rather than lose it.
@@ -134,6 +149,9 @@ func Run(ctx context.Context, db *store.DB, opt Options) (Stats, error) {
 	if st.Compressed, err = compress(ctx, db, opt); err != nil {
 		return st, err
 	}
+	if err := coreStep(ctx, db, &opt, &st); err != nil {
+		return st, err
+	}
 	if opt.Write {
 		if err := promoteAll(ctx, db, opt, &st); err != nil {
 			return st, err
@@ -145,6 +163,29 @@ func Run(ctx context.Context, db *store.DB, opt Options) (Stats, error) {
 	return st, nil
 }
 
+// coreStep writes the core-memory files (see core.go) and notes in opt
+// which beliefs they show, so that MEMORY.md does not repeat them.
+func coreStep(ctx context.Context, db *store.DB, opt *Options, st *Stats) error {
+	if !opt.Write || !opt.Core {
+		return nil
+	}
+	plan, err := PlanCore(ctx, db, opt.Locations, opt.CoreTarget, nil)
+	if err != nil {
+		return err
+	}
+	res, err := plan.Write(ctx, db, nil, opt.Now)
+	if err != nil {
+		return err
+	}
+	st.CoreFiles += len(res.Written)
+	for _, p := range res.Problems {
+		opt.Log.Warn("core memory: file left alone", "file", p.Path, "err", p.Err)
+		st.Problems = append(st.Problems, p.Error())
+	}
+	opt.inCore = res.Shown
+	return nil
+}
+
 // target is one MEMORY.md and the beliefs that concern it.
 type target struct {
 	path       string
@@ -152,6 +193,8 @@ type target struct {
 	kind       string // global | project
 	root       string // the project's git root ("" for the global file or a shared directory)
 	graduation bool
+	review     string
+	inCore     map[string]bool
 	// beliefs are those whose file this is now, and those shown in it.
 	beliefs []store.PromotionBelief
 }
@@ -181,7 +224,7 @@ func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error
 		if t, ok := targets[path]; ok {
 			return t
 		}
-		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root}
+		t := &target{path: path, dir: filepath.Dir(path), kind: kindProject, root: root, review: opt.Review, inCore: opt.inCore}
 		if path == loc.GlobalFile() {
 			t.kind, t.root, t.dir, t.graduation = kindGlobal, "", loc.EngramHome, true
 		} else if loc.AutoMemoryDir != "" && filepath.Dir(path) == loc.AutoMemoryDir {
@@ -242,9 +285,20 @@ func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error
 }
 
 // eligible reports whether a belief qualifies for promotion by itself
-// (where it would go aside).
-func eligible(b store.PromotionBelief) bool {
-	return b.Status == belief.StatusActive && b.Confidence() >= PromoteConfidence && b.EvidenceCount >= PromoteEvidence
+// (where it would go aside): never when denied, always when pinned and
+// active; else by the numeric gates and, unless review is off, a level of
+// long-term memory or above.
+func eligible(b store.PromotionBelief, review string) bool {
+	switch b.Level {
+	case store.LevelDenied:
+		return false
+	case store.LevelPinned:
+		return b.Status == belief.StatusActive
+	}
+	if b.Status != belief.StatusActive || b.Confidence() < PromoteConfidence || b.EvidenceCount < PromoteEvidence {
+		return false
+	}
+	return review == "" || review == "off" || b.Level == store.LevelLongTerm || b.Level == store.LevelCore
 }
 
 // score ranks eligible beliefs: confidence × ln(1 + evidence).
@@ -374,7 +428,11 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		shownHere := b.Shown() && b.PromotedTo == t.path
 		wasFormer := shownHere && !b.DemotedAt.IsZero()
 		switch {
-		case here && eligible(b):
+		case shownHere && b.Level == store.LevelDenied:
+			remove(b, "removed", "denied by review")
+		case shownHere && t.inCore[b.ID]:
+			remove(b, "removed", "in core memory")
+		case here && eligible(b, t.review) && !t.inCore[b.ID]:
 			active = append(active, b)
 		case shownHere && !here:
 			reason := why[b.ID]
@@ -400,8 +458,14 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 			}
 		}
 	}
+	pinned := func(b store.PromotionBelief) int {
+		if b.Level == store.LevelPinned {
+			return 1
+		}
+		return 0
+	}
 	slices.SortFunc(active, func(a, b store.PromotionBelief) int {
-		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
+		return cmp.Or(cmp.Compare(pinned(b), pinned(a)), cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
 			a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	slices.SortFunc(formers, func(a, b former) int {

@@ -88,6 +88,15 @@ func Answer(ctx context.Context, cfg config.Config, in hookio.Input, start time.
 		}
 		text += told
 	}
+	// Beliefs waiting for the user's review, once a day (the worker
+	// leaves the count).
+	reviewTold := notice.ReviewDue(cfg.Home, start)
+	if reviewTold != "" {
+		if text != "" {
+			text += "\n\n"
+		}
+		text += reviewTold
+	}
 	if text == "" {
 		return nil
 	}
@@ -102,6 +111,11 @@ func Answer(ctx context.Context, cfg config.Config, in hookio.Input, start time.
 	if told != "" {
 		if err := notice.Told(cfg.Home, start); err != nil {
 			log.Warn("record the worker notice told", "err", err)
+		}
+	}
+	if reviewTold != "" {
+		if err := notice.ReviewTold(cfg.Home, start); err != nil {
+			log.Warn("record the review notice told", "err", err)
 		}
 	}
 	if err := recall.RecordInjected(cfg.Home, session, a.ids, start); err != nil {

@@ -210,7 +210,10 @@ func (db *DB) DeleteBelief(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("belief %s: %w", id, ErrNotFound)
 		}
-		return unlink(ctx, tx, id)
+		if err := unlink(ctx, tx, id); err != nil {
+			return err
+		}
+		return forgetReview(ctx, tx, id)
 	})
 }
 
@@ -243,9 +246,10 @@ func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Bel
 	return db.ImportAll(ctx, eps, bs, evs, nil)
 }
 
-// ImportAll is Import with links between beliefs, made last (a link whose
-// ends are not both active beliefs is not made).
-func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs []Event, links []Link) error {
+// ImportAll is Import with links between beliefs (a link whose ends are
+// not both active beliefs is not made), then the beliefs' review levels.
+// A failing record's Index counts on through the links and the levels.
+func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs []Event, links []Link, levels ...LevelRecord) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixMilli()
 		st := newStmts(ctx, tx)
@@ -269,6 +273,11 @@ func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.
 		for i, l := range links {
 			if err := bt.Link(l.From, l.To, l.Similarity, l.At); err != nil {
 				return &RecordError{Index: len(eps) + len(bs) + len(evs) + i, Err: err}
+			}
+		}
+		for i, r := range levels {
+			if err := insertLevel(ctx, tx, r, now); err != nil {
+				return &RecordError{Index: len(eps) + len(bs) + len(evs) + len(links) + i, Err: err}
 			}
 		}
 		return nil

@@ -42,6 +42,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 			if err := unlink(ctx, tx, id); err != nil {
 				return err
 			}
+			if err := forgetReview(ctx, tx, id); err != nil {
+				return err
+			}
 			if err := forgetHistory(ctx, tx, id, now); err != nil {
 				return err
 			}

@@ -26,11 +26,16 @@ const (
 	ActionDenied       = "denied"
 	ActionForgotten    = "forgotten"
 	ActionEdited       = "edited"
+	// ActionApproved and ActionPromoted: a belief's review level raised by
+	// a person's (or the model's) approval, or by the gates alone.
+	ActionApproved = "approved"
+	ActionPromoted = "promoted"
 )
 
 // Actions lists every action a history event may record.
 var Actions = []string{ActionFormed, ActionReinforced, ActionContradicted, ActionPartial, ActionRevised, ActionSplit,
-	ActionMerged, ActionArchived, ActionExpired, ActionPinned, ActionDenied, ActionForgotten, ActionEdited}
+	ActionMerged, ActionArchived, ActionExpired, ActionPinned, ActionDenied, ActionForgotten, ActionEdited,
+	ActionApproved, ActionPromoted}
 
 // ValidAction reports whether a is one of Actions.
 func ValidAction(a string) bool {

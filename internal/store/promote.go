@@ -34,6 +34,8 @@ type PromotionBelief struct {
 	// episode ("" when it has none or that episode is gone): the words
 	// the belief was first stated in.
 	FirstEvidence, FirstEvidenceType string
+	// Level is the belief's review level (LevelPending when it has none).
+	Level string
 }
 
 // Confidence is α/(α+β).
@@ -44,17 +46,18 @@ func (b PromotionBelief) Confidence() float64 { return belief.Confidence(b.Alpha
 func (b PromotionBelief) Shown() bool { return !b.PromotedAt.IsZero() && b.PromotedTo != "" }
 
 // PromotionCandidates returns every belief promotion has to consider: the
-// active ones at or above the thresholds, and every one shown or marked
-// promoted now.
+// active ones at or above the thresholds, the pinned ones, and every one
+// shown or marked promoted now.
 func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, minEvidence int) ([]PromotionBelief, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, statement, scope, project, project_path, status, confidence_alpha,
+	rows, err := db.sql.QueryContext(ctx, `SELECT beliefs.id, beliefs.statement, scope, project, project_path, status, confidence_alpha,
 		confidence_beta, evidence_count, created_at, promoted_at, demoted_at, promoted_to, promoted_confidence,
 		coalesce((SELECT e.context FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
-		coalesce((SELECT e.type FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), '')
-		FROM beliefs
+		coalesce((SELECT e.type FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
+		coalesce(l.level, 'pending')
+		FROM beliefs LEFT JOIN belief_levels l ON l.belief_id = beliefs.id
 		WHERE (status = 'active' AND evidence_count >= ? AND confidence_alpha / (confidence_alpha + confidence_beta) >= ?)
-		   OR promoted_at IS NOT NULL OR promoted_to != ''
-		ORDER BY seq`, minEvidence, minConfidence)
+		   OR promoted_at IS NOT NULL OR promoted_to != '' OR (status = 'active' AND l.level = 'pinned')
+		ORDER BY beliefs.seq`, minEvidence, minConfidence)
 	if err != nil {
 		return nil, fmt.Errorf("store: promotion candidates: %w", err)
 	}
@@ -66,7 +69,7 @@ func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, mi
 		var promoted, demoted sql.NullInt64
 		var shownConf sql.NullFloat64
 		if err := rows.Scan(&b.ID, &b.Statement, &b.Scope, &b.Project, &b.ProjectPath, &b.Status, &b.Alpha, &b.Beta,
-			&b.EvidenceCount, &created, &promoted, &demoted, &b.PromotedTo, &shownConf, &b.FirstEvidence, &b.FirstEvidenceType); err != nil {
+			&b.EvidenceCount, &created, &promoted, &demoted, &b.PromotedTo, &shownConf, &b.FirstEvidence, &b.FirstEvidenceType, &b.Level); err != nil {
 			return nil, err
 		}
 		b.CreatedAt = fromMS(created)

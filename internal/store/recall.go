@@ -129,11 +129,13 @@ type BeliefCard struct {
 // Confidence is α/(α+β).
 func (b BeliefCard) Confidence() float64 { return b.Alpha / (b.Alpha + b.Beta) }
 
-// SurfaceableBeliefs returns the active beliefs with confidence above min.
+// SurfaceableBeliefs returns the active beliefs with confidence above min,
+// except those the user denied.
 func (db *DB) SurfaceableBeliefs(ctx context.Context, min float64) ([]BeliefCard, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT id, statement, scope, project, project_path, confidence_alpha, confidence_beta,
 		evidence_count, embedding, embedder, updated_at, last_reinforced_at, last_accessed_at, access_count, stability
 		FROM beliefs WHERE status = 'active' AND confidence_alpha / (confidence_alpha + confidence_beta) > ?
+		AND id NOT IN (SELECT belief_id FROM belief_levels WHERE level = 'denied')
 		ORDER BY seq`, min)
 	if err != nil {
 		return nil, fmt.Errorf("store: surfaceable beliefs: %w", err)

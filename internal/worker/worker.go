@@ -20,8 +20,10 @@ import (
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/notice"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recollect"
+	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -63,6 +65,7 @@ type Stats struct {
 	Beliefs       consolidate.Stats    `json:"beliefs"`
 	Recall        recollect.BuildStats `json:"recall"`
 	Neighbours    int                  `json:"neighbour_files"`
+	Review        review.Stats         `json:"review"`
 	Promotion     promote.Stats        `json:"promotion"`
 	Share         *share.Stats         `json:"share,omitempty"`
 	ShareError    string               `json:"share_error,omitempty"`
@@ -145,6 +148,12 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 		return st, fmt.Errorf("session neighbours: %w", err)
 	}
 	recollect.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
+	if st.Review, err = review.Advance(ctx, db, cfg.Review, time.Now()); err != nil {
+		return st, fmt.Errorf("review levels: %w", err)
+	}
+	if err := notice.WriteReview(cfg.Home, st.Review.Waiting); err != nil {
+		log.Warn("review notice", "err", err)
+	}
 	if st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now())); err != nil {
 		return st, fmt.Errorf("promotion: %w", err)
 	}
