@@ -20,9 +20,10 @@ type Limits struct {
 	NeighbourMax int
 }
 
-// DefaultLimits: at most 3 memory bites and 2 belief bites in about 1,500
-// tokens.
-var DefaultLimits = Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 500}
+// DefaultLimits: at most 6 memory bites and 2 belief bites in about 750
+// tokens. Bites come first: on conversation facts a sixth exchange that
+// matches the prompt adds more than the neighbours of the first ones.
+var DefaultLimits = Limits{Memories: 6, Beliefs: 2, Budget: 3000, BiteMax: 1200, NeighbourMax: 500}
 
 const header = "Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: " +
 	"prefer what the user says now and what the code shows."

@@ -172,7 +172,9 @@ func TestFormat(t *testing.T) {
 			{Item: Item{Kind: KindEpisode, ID: "ep_4", Text: "fourth is over the cap"}},
 		},
 	}
-	text, used := Format(res, DefaultLimits, now)
+	// At most three memory bites here, whatever the defaults.
+	lim := Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 500}
+	text, used := Format(res, lim, now)
 	want := []string{"[Belief (0.85): User prefers Bun]", "[Memory · 3 days ago · project billing] deployed billing", "[Memory · just now] long long"}
 	for _, w := range want {
 		if !strings.Contains(text, w) {
@@ -182,7 +184,7 @@ func TestFormat(t *testing.T) {
 	if strings.Join(used, ",") != "bl_1,ep_1,ep_2,ep_3" || strings.Contains(text, "fourth") {
 		t.Errorf("ids=%v", used)
 	}
-	if !strings.HasPrefix(text, inject.Open) || len(text) > DefaultLimits.Budget {
+	if !strings.HasPrefix(text, inject.Open) || len(text) > lim.Budget {
 		t.Errorf("framing or budget: %d bytes", len(text))
 	}
 	if tiny, _ := Format(res, Limits{Memories: 3, Beliefs: 2, Budget: 300, BiteMax: 100}, now); len(tiny) > 300 {
@@ -190,6 +192,11 @@ func TestFormat(t *testing.T) {
 	}
 	if empty, ids := Format(Result{}, DefaultLimits, now); empty != "" || ids != nil {
 		t.Error("empty result formatted")
+	}
+	// The defaults' budget holds too: the long bite is clipped, the rest
+	// fits or is left out.
+	if def, _ := Format(res, DefaultLimits, now); len(def) > DefaultLimits.Budget || !strings.Contains(def, "fourth") {
+		t.Errorf("default limits: %d bytes (budget %d), fourth memory shown: %v", len(def), DefaultLimits.Budget, strings.Contains(def, "fourth"))
 	}
 }
 
