@@ -163,7 +163,7 @@ const (
 	DefaultOpenCoverage = 0.3
 	DefaultOpenScore    = 0.8
 	DefaultWordScore    = 0.7
-	DefaultKeepShare    = 0.6
+	DefaultKeepShare    = 0.55
 	// RefRank: the reference of the dense gate is the cosine of the
 	// RefRank-th nearest episode.
 	RefRank = 6

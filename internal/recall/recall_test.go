@@ -265,6 +265,29 @@ func TestFormatNeighbours(t *testing.T) {
 	}
 }
 
+// An exchange is shown once: the neighbour of a bite that is a bite
+// itself, or already shown next to a better one, is not repeated.
+func TestFormatNeighboursOnce(t *testing.T) {
+	a := Item{Kind: KindEpisode, ID: "ep_1", Text: "named the dog Tilly", At: now}
+	b := Item{Kind: KindEpisode, ID: "ep_2", Text: "Tilly helps me focus", At: now}
+	c := Item{Kind: KindEpisode, ID: "ep_3", Text: "the stuffed dog you gave me", At: now}
+	res := Result{Episodes: []Candidate{
+		{Item: a, After: &b, Before: &c}, // both neighbours shown...
+		{Item: b, Before: &a},            // ...its neighbour is the first bite
+		{Item: Item{Kind: KindEpisode, ID: "ep_4", Text: "a third memory", At: now}, Before: &c}, // shown before
+	}}
+	text, used := Format(res, DefaultLimits, now)
+	if strings.Join(used, ",") != "ep_1,ep_3,ep_2,ep_4" {
+		t.Errorf("ids %v", used)
+	}
+	if n := strings.Count(text, "Tilly helps me focus"); n != 1 {
+		t.Errorf("the second bite's text shown %d times:\n%s", n, text)
+	}
+	if n := strings.Count(text, "the stuffed dog"); n != 1 {
+		t.Errorf("a shared neighbour shown %d times:\n%s", n, text)
+	}
+}
+
 func TestTermWindow(t *testing.T) {
 	for _, c := range [][3]int{{600, 6, 100}, {600, 4, 150}, {600, 1, 600}, {600, 30, 50}, {0, 3, 0}, {600, 0, 0}} {
 		if got := TermWindow(c[0], c[1]); got != c[2] {
