@@ -17,8 +17,9 @@ func TestStoodOut(t *testing.T) {
 		want bool
 	}{
 		{"stated episode past the gap", Candidate{Item: Item{Kind: KindEpisode, Stated: true}, HasDenseCos: true, Dense: 0.40, DenseGap: 0.07}, true},
-		{"stated episode under the gap", Candidate{Item: Item{Kind: KindEpisode, Stated: true}, HasDenseCos: true, Dense: 0.40, DenseGap: 0.05}, false},
-		{"stated episode under the least cosine", Candidate{Item: Item{Kind: KindEpisode, Stated: true}, HasDenseCos: true, Dense: 0.15, DenseGap: 0.2}, false},
+		{"stated episode under the gap", Candidate{Item: Item{Kind: KindEpisode, Stated: true}, HasDenseCos: true, Dense: 0.40, DenseGap: 0.065}, false},
+		{"stated episode under the least cosine", Candidate{Item: Item{Kind: KindEpisode, Stated: true}, HasDenseCos: true, Dense: 0.27, DenseGap: 0.2}, false},
+		{"stated episode at the least cosine", Candidate{Item: Item{Kind: KindEpisode, Stated: true}, HasDenseCos: true, Dense: 0.29, DenseGap: 0.2}, true},
 		{"ordinary episode: never by meaning alone", Candidate{Item: Item{Kind: KindEpisode}, HasDenseCos: true, Dense: 0.6, DenseGap: 0.3}, false},
 		{"belief past its own gap", Candidate{Item: Item{Kind: KindBelief}, HasDenseCos: true, Dense: 0.5, DenseGap: 0.14}, true},
 		{"belief just under its own gap", Candidate{Item: Item{Kind: KindBelief}, HasDenseCos: true, Dense: 0.5, DenseGap: 0.12}, false},

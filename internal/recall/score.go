@@ -64,7 +64,7 @@ type Weights struct {
 // DefaultWeights favour what matches the prompt, then what is fresh,
 // strong and important.
 var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
-	Dense: 0.40, DenseCos: 0.6, FreshShare: 0.1, DenseFloor: 0.25, StatedGap: 0.06, BeliefGap: 0.13, DenseMin: 0.2}
+	Dense: 0.40, DenseCos: 0.6, FreshShare: 0.1, DenseFloor: 0.25, StatedGap: 0.07, BeliefGap: 0.13, DenseMin: 0.28}
 
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
