@@ -95,7 +95,10 @@ func TestOpensAndNearByWords(t *testing.T) {
 		{"coverage plus cosine under OpenScore", ep(0.5, 0.28), false, true},
 		{"at WordScore only", ep(0.4, 0.3), false, true},
 		{"under WordScore", ep(0.5, 0.19), false, false},
-		{"no dense cosine", Candidate{Item: Item{Kind: KindEpisode}, Coverage: 1}, false, false},
+		// Not re-embedded yet: by coverage alone, as before the sentence
+		// embedder.
+		{"no dense cosine, at LexicalOpenCoverage", Candidate{Item: Item{Kind: KindEpisode}, Coverage: 0.4}, true, true},
+		{"no dense cosine, under it", Candidate{Item: Item{Kind: KindEpisode}, Coverage: 0.39}, false, true},
 		{"a belief opens nothing", Candidate{Item: Item{Kind: KindBelief}, HasDenseCos: true, Coverage: 1, Dense: 0.9}, false, true},
 	} {
 		if got := r.opens(c.c); got != c.opens {
@@ -195,5 +198,17 @@ func TestGateByWordsAndMeaning(t *testing.T) {
 	}
 	if !slices.Equal(ids(kept), want) {
 		t.Errorf("with KeepShare %.2f (scores %.3f, %.3f): %v, want %v", DefaultKeepShare, top, second, ids(kept), want)
+	}
+
+	// A store not re-embedded yet (no dense vectors): its memories pass by
+	// their words as without the sentence embedder.
+	var plain []Item
+	for _, it := range append(slices.Clone(unrelated), playlist, snacks) {
+		it.Dense = nil
+		plain = append(plain, it)
+	}
+	res = run(DefaultKeepShare, plain...)
+	if res.Dense == "" || !res.Open || len(res.Episodes) == 0 || res.Episodes[0].ID != snacks.ID {
+		t.Errorf("store without dense vectors: dense %q, open %v, episodes %v", res.Dense, res.Open, ids(res))
 	}
 }

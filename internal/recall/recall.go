@@ -81,6 +81,10 @@ type Recaller struct {
 	// OpenScore (it shares the prompt's rarer words and is near it in
 	// meaning, not a few common words of general chat).
 	OpenCoverage, OpenScore float64
+	// LexicalOpenCoverage: an episode without a dense vector of the
+	// prompt's embedder (not re-embedded yet) opens the gate by its
+	// coverage alone when it holds at least this share.
+	LexicalOpenCoverage float64
 	// WordScore: with the sentence embedder, an episode passes by its
 	// words only when its coverage plus dense cosine is at least this.
 	WordScore float64
@@ -162,6 +166,7 @@ const (
 	DefaultDenseLimit   = 15
 	DefaultOpenCoverage = 0.3
 	DefaultOpenScore    = 0.8
+	DefaultLexicalOpen  = 0.4
 	DefaultWordScore    = 0.7
 	DefaultKeepShare    = 0.55
 	// RefRank: the reference of the dense gate is the cosine of the
@@ -177,7 +182,7 @@ const (
 func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
 		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
-		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore,
+		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen,
 		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare}
 }
 
@@ -389,17 +394,25 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 // OpenScore. Coverage alone is not enough: a question about a trip shares
 // "trip" and "road" with a chat about a road trip, but the chat is far
 // from it in meaning; a question about what the store holds shares its
-// rarer words and is near in meaning.
+// rarer words and is near in meaning. An episode without a dense cosine
+// (the store is being re-embedded) opens by its coverage alone, at
+// LexicalOpenCoverage.
 func (r *Recaller) opens(c Candidate) bool {
-	return c.Kind == KindEpisode && c.HasDenseCos && float64(c.Coverage) >= r.OpenCoverage &&
-		float64(c.Coverage)+float64(c.Dense) >= r.OpenScore
+	if c.Kind != KindEpisode {
+		return false
+	}
+	if !c.HasDenseCos {
+		return float64(c.Coverage) >= r.LexicalOpenCoverage
+	}
+	return float64(c.Coverage) >= r.OpenCoverage && float64(c.Coverage)+float64(c.Dense) >= r.OpenScore
 }
 
 // nearByWords reports whether an episode found by its words is near
 // enough to the prompt in meaning to pass: its coverage plus its dense
-// cosine is at least WordScore.
+// cosine is at least WordScore. One without a dense cosine (not
+// re-embedded yet) passes by its words as without the embedder.
 func (r *Recaller) nearByWords(c Candidate) bool {
-	return c.HasDenseCos && float64(c.Coverage)+float64(c.Dense) >= r.WordScore
+	return !c.HasDenseCos || float64(c.Coverage)+float64(c.Dense) >= r.WordScore
 }
 
 // dropTrailing drops the ranked episodes whose score is below share of
