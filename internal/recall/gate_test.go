@@ -212,3 +212,34 @@ func TestGateByWordsAndMeaning(t *testing.T) {
 		t.Errorf("store without dense vectors: dense %q, open %v, episodes %v", res.Dense, res.Open, ids(res))
 	}
 }
+
+// With a dense cosine an episode's score is mostly relevance: the nearer
+// in meaning of two equal lexical matches ranks first even when it is much
+// older; freshness only breaks near ties. Without one, the blend is the
+// lexical one, where freshness counts in full.
+func TestRankFusesDense(t *testing.T) {
+	old := Candidate{Item: Item{Kind: KindEpisode, ID: "ep_old", At: now.Add(-300 * 24 * time.Hour), Importance: 0.2},
+		Coverage: 0.5, HasDenseCos: true, Dense: 0.6}
+	fresh := Candidate{Item: Item{Kind: KindEpisode, ID: "ep_new", At: now, Importance: 0.9},
+		Coverage: 0.5, HasDenseCos: true, Dense: 0.45}
+	cs := []Candidate{fresh, old}
+	Rank(cs, DefaultWeights, now)
+	if cs[0].ID != "ep_old" {
+		t.Errorf("with dense cosines: %s (%.3f) before %s (%.3f)", cs[0].ID, cs[0].Score, cs[1].ID, cs[1].Score)
+	}
+	// A near tie in meaning: the fresher, more important one first.
+	tie := old
+	tie.Dense = fresh.Dense
+	cs = []Candidate{tie, fresh}
+	Rank(cs, DefaultWeights, now)
+	if cs[0].ID != "ep_new" {
+		t.Errorf("equal cosines: %s before %s", cs[0].ID, cs[1].ID)
+	}
+	// Without dense cosines the fresh, important one wins.
+	old.HasDenseCos, fresh.HasDenseCos = false, false
+	cs = []Candidate{old, fresh}
+	Rank(cs, DefaultWeights, now)
+	if cs[0].ID != "ep_new" {
+		t.Errorf("lexical only: %s before %s", cs[0].ID, cs[1].ID)
+	}
+}
