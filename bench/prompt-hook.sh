@@ -33,7 +33,11 @@
 # model's name (storegen -dense: a fixed projection of the lexical vectors,
 # so that 100k episodes need no hours of embedding; the hook embeds the
 # prompt with the real model and searches the vectors as it would the
-# model's).
+# model's). Those vectors are not near the prompts' in meaning, so recall's
+# gate (a memory must share the prompt's words and be near it in meaning)
+# lets nothing through and the hook prints nothing ("output: no"): the
+# time is the prompt's embedding and both searches, without the few
+# bites' formatting.
 #
 # Usage: bash bench/prompt-hook.sh
 # Environment: SIZES ("1k 10k 100k"), BELIEFS (5000), PROJECTS (4), SEED (1);
