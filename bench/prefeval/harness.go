@@ -20,6 +20,10 @@ type options struct {
 	Data string // PrefEval-format file
 	Out  string // JSON report; "" for none
 	Keep string // keep each user's HOME under this directory; "" for a temp dir removed at the end
+	// Reuse asks the questions again of the users' homes an earlier -keep
+	// run left under this directory: no capture, one worker cycle rewrites
+	// the recollection files with the engram under test.
+	Reuse string
 	// Users is how many simulated users (0 with Unrelated: only the
 	// unrelated-store run).
 	Users int
@@ -163,8 +167,16 @@ func run(ctx context.Context, opt options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	work := filepath.Join(tmp, "work")
+	if opt.Reuse != "" && opt.Keep != "" {
+		return nil, errors.New("-reuse and -keep exclude each other")
+	}
 	if opt.Keep != "" {
 		if work, err = benchkit.OutsideRepo("-keep", opt.Keep); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Reuse != "" {
+		if work, err = filepath.Abs(opt.Reuse); err != nil {
 			return nil, err
 		}
 	}
@@ -257,8 +269,12 @@ func sessionPlan(fillers, prefs int) []int {
 }
 
 func (us *user) run(ctx context.Context) error {
-	if _, err := os.Lstat(us.home); err == nil {
+	_, err := os.Lstat(us.home)
+	switch {
+	case us.opt.Reuse == "" && err == nil:
 		return fmt.Errorf("%s already exists (a kept earlier run?): every user needs a fresh HOME", us.home)
+	case us.opt.Reuse != "" && err != nil:
+		return fmt.Errorf("-reuse: %w", err)
 	}
 	us.project = filepath.Join(us.home, "src", "app")
 	if err := os.MkdirAll(filepath.Join(us.project, ".git"), 0o755); err != nil {
@@ -282,8 +298,10 @@ func (us *user) run(ctx context.Context) error {
 	}
 
 	// The installer's first cycle creates the store.
-	if r := benchkit.Run(ctx, us.env, us.project, nil, us.bins.Worker, "run", "--quiet"); r.Err != nil {
-		return fmt.Errorf("engram-worker run (first cycle): %v: %s", r.Err, r.Stderr)
+	if us.opt.Reuse == "" {
+		if r := benchkit.Run(ctx, us.env, us.project, nil, us.bins.Worker, "run", "--quiet"); r.Err != nil {
+			return fmt.Errorf("engram-worker run (first cycle): %v: %s", r.Err, r.Stderr)
+		}
 	}
 	for i, s := range sessionPlan(len(fillers), len(us.prefs)) {
 		if err := ctx.Err(); err != nil {
@@ -300,8 +318,13 @@ func (us *user) run(ctx context.Context) error {
 			return err
 		}
 	}
-	// As the scheduled worker would: ingest, consolidate, and a cycle more.
-	for _, args := range [][]string{{"run"}, {"run", "--consolidate"}, {"run"}} {
+	// As the scheduled worker would: ingest, consolidate, and a cycle more
+	// (reusing a store: one cycle, which rewrites the recollection files).
+	cycles := [][]string{{"run"}, {"run", "--consolidate"}, {"run"}}
+	if us.opt.Reuse != "" {
+		cycles = cycles[:1]
+	}
+	for _, args := range cycles {
 		r := benchkit.Run(ctx, us.env, us.project, nil, us.bins.Worker, args...)
 		if r.Err != nil {
 			return fmt.Errorf("engram-worker %s: %v: %s", strings.Join(args, " "), r.Err, r.Stderr)
@@ -309,7 +332,6 @@ func (us *user) run(ctx context.Context) error {
 		us.capture.WorkerMs += benchkit.Ms(r.Wall)
 		us.capture.Worker = append(us.capture.Worker, strings.Join(strings.Fields(string(r.Stdout)), " "))
 	}
-	var err error
 	if us.memory, err = readMemoryFiles(us.claude, us.engram, us.project); err != nil {
 		return err
 	}
@@ -328,11 +350,20 @@ func (us *user) run(ctx context.Context) error {
 // Stop hook after each assistant reply (and after a last prompt left
 // without one).
 func (us *user) session(ctx context.Context, msgs []Message, at time.Time) error {
+	us.capture.Sessions++
+	if us.opt.Reuse != "" {
+		// The turns as they were written, without writing them again.
+		for _, m := range msgs {
+			if text := strings.TrimSpace(m.Content); text != "" && m.Role != "assistant" {
+				us.docs = append(us.docs, text)
+			}
+		}
+		return nil
+	}
 	tr, err := benchkit.NewTranscript(us.claude, us.project)
 	if err != nil {
 		return err
 	}
-	us.capture.Sessions++
 	pending := false
 	stop := func(reply string) {
 		r, ok := tr.Stop(ctx, us.env, us.bins.Stop, reply)

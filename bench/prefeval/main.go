@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&opt.Data, "data", defaultDataRelPath, "PrefEval-format file; the run is skipped when it is absent")
 	flag.StringVar(&opt.Out, "out", "bench/out/prefeval.json", "JSON report (figures and ids only); empty for none")
 	flag.StringVar(&opt.Keep, "keep", "", "keep each user's HOME (transcripts, store, logs) under this directory, outside the repository")
+	flag.StringVar(&opt.Reuse, "reuse", "", "ask the questions again of the users' homes an earlier -keep DIR run left (one worker cycle rewrites the recollection files; no capture)")
 	flag.IntVar(&opt.Users, "users", defaultUsers, "simulated users (each asks one question per topic); 0 with -unrelated: only that run")
 	flag.IntVar(&opt.Fillers, "fillers", -1, "filler conversations per user (-1: all)")
 	flag.StringVar(&opt.Unrelated, "unrelated", "", "also send the questions to the stores under this directory (the HOMEs of a `bench/locomo -keep DIR` run) and report the share with no injection")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -225,6 +226,17 @@ func readRun(dir, name string) ([]float64, float64, error) {
 	return nil, 0, err
 }
 
+// percentile is the nearest-rank p-th quantile of xs (0 when empty).
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -249,6 +261,12 @@ type row struct {
 	BaselineMS    float64   `json:"baseline_median_ms"`
 	Ratio         float64   `json:"ratio_to_baseline"`
 	RatioPerRound []float64 `json:"ratio_per_round"`
+	// P99MS is the 99th percentile of every timed run of the case over
+	// all rounds (each less its round's shell reference), and P99Ratio
+	// that over the baseline's median: the slow tail a user feels now and
+	// then, against the same floor.
+	P99MS    float64 `json:"p99_ms"`
+	P99Ratio float64 `json:"p99_ratio_to_baseline"`
 	// User+system time of a run (hyperfine: mean, the shell's less; bash
 	// loop: median): it does not count waiting for a CPU, which wall time
 	// does on a shared machine.
@@ -293,6 +311,7 @@ func report(args []string) error {
 	tool := fs.String("tool", "", "how the runs were timed (for the record)")
 	floor := fs.Float64("floor-target", 3, "largest store: allowed multiple of the baseline")
 	growth := fs.Float64("growth-target", 1.3, "allowed growth from the first size to the last")
+	p99 := fs.Float64("p99-target", 0, "largest store: allowed multiple of the baseline's median for the hook's 99th percentile (0: reported, no target)")
 	fs.Parse(args)
 	sizes, kinds := strings.Split(*sizesF, ","), strings.Split(*kindsF, ",")
 	rounds, _ := filepath.Glob(filepath.Join(*raw, "round*"))
@@ -310,7 +329,7 @@ func report(args []string) error {
 		}
 		for _, kind := range kinds {
 			rw := row{Size: size, Kind: kind}
-			var ms, base, cpu, bcpu []float64
+			var ms, base, cpu, bcpu, all []float64
 			for _, rd := range rounds {
 				name := size + "." + kind
 				ct, ccpu, err := readRun(rd, name)
@@ -333,6 +352,9 @@ func report(args []string) error {
 					shell, scpu = 0, 0
 				}
 				rw.Runs += len(ct)
+				for _, x := range ct {
+					all = append(all, x*1e3-shell)
+				}
 				ms = append(ms, c-shell)
 				base = append(base, bl-shell)
 				rw.RatioPerRound = append(rw.RatioPerRound, (c-shell)/(bl-shell))
@@ -347,6 +369,10 @@ func report(args []string) error {
 			baseAll = append(baseAll, base...)
 			rw.MedianMS, rw.BaselineMS, rw.Ratio = median(ms), median(base), median(rw.RatioPerRound)
 			rw.CPUMS, rw.BaselineCPUMS = median(cpu), median(bcpu)
+			rw.P99MS = percentile(all, 0.99)
+			if rw.BaselineMS > 0 {
+				rw.P99Ratio = rw.P99MS / rw.BaselineMS
+			}
 			if b, err := os.ReadFile(filepath.Join(*raw, name(size, kind)+".output")); err == nil {
 				f := strings.Fields(string(b))
 				if len(f) == 3 {
@@ -388,7 +414,7 @@ func report(args []string) error {
 
 	fmt.Printf("baseline (hello-world Go reading stdin): median %.2f ms over %d rounds × prompts\n\n", median(baseAll), len(baseAll))
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "size\tprompt\tfts hits (ranked)\tmedian ms\tbaseline ms\tx baseline\tper round\tcpu ms\tbase cpu ms\tgrowth vs "+sizes[0]+
+	fmt.Fprintln(tw, "size\tprompt\tfts hits (ranked)\tmedian ms\tbaseline ms\tx baseline\tper round\tp99 ms\tp99 x baseline\tcpu ms\tbase cpu ms\tgrowth vs "+sizes[0]+
 		"\t(ratio growth)\t(cpu growth)\toutput\tdefault deadline\t")
 	for _, r := range rows {
 		h := "-"
@@ -411,13 +437,17 @@ func report(args []string) error {
 		if r.CPUMS > 0 {
 			cpu, bcpu, cg = fmt.Sprintf("%.1f", r.CPUMS), fmt.Sprintf("%.1f", r.BaselineCPUMS), fmt.Sprintf("%.2f", r.CPUGrowth)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t(%.2f)\t(%s)\t%s\t%s\t\n", r.Size, r.Kind, h, r.MedianMS, r.BaselineMS,
-			r.Ratio, strings.Join(pr, " "), cpu, bcpu, r.Growth, r.RatioGrowth, cg, outS, def)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%.2f\t%.2f\t%s\t%s\t%.2f\t(%.2f)\t(%s)\t%s\t%s\t\n", r.Size, r.Kind, h, r.MedianMS, r.BaselineMS,
+			r.Ratio, strings.Join(pr, " "), r.P99MS, r.P99Ratio, cpu, bcpu, r.Growth, r.RatioGrowth, cg, outS, def)
 	}
 	tw.Flush()
 
 	last := sizes[len(sizes)-1]
-	fmt.Printf("\ntargets (issue): median <= %gx the floor at %s; <= %gx growth %s -> %s\n", *floor, last, *growth, sizes[0], last)
+	p99Note := "p99 reported (no target)"
+	if *p99 > 0 {
+		p99Note = fmt.Sprintf("p99 <= %gx the floor at %s", *p99, last)
+	}
+	fmt.Printf("\ntargets (issue): median <= %gx the floor at %s; %s; <= %gx growth %s -> %s\n", *floor, last, p99Note, *growth, sizes[0], last)
 	type verdict struct {
 		Kind        string  `json:"prompt"`
 		Ratio       float64 `json:"ratio_at_last"`
@@ -425,20 +455,27 @@ func report(args []string) error {
 		RatioGrowth float64 `json:"ratio_growth"`
 		CPUGrowth   float64 `json:"cpu_growth,omitempty"`
 		FloorMet    bool    `json:"floor_met"`
+		P99Ratio    float64 `json:"p99_ratio_at_last"`
+		P99Met      *bool   `json:"p99_met,omitempty"`
 		GrowthMet   bool    `json:"growth_met"`
 	}
 	var verdicts []verdict
 	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "prompt\tx baseline at %s\t<= %g?\tgrowth %s->%s (ratio growth) (cpu growth)\t<= %g?\t\n", last, *floor, sizes[0], last, *growth)
+	fmt.Fprintf(tw, "prompt\tx baseline at %s\t<= %g?\tp99 x baseline\t<= %s?\tgrowth %s->%s (ratio growth) (cpu growth)\t<= %g?\t\n", last, *floor, p99Target(*p99), sizes[0], last, *growth)
 	for _, r := range rows {
 		if r.Size != last {
 			continue
 		}
 		v := verdict{Kind: r.Kind, Ratio: r.Ratio, Growth: r.Growth, RatioGrowth: r.RatioGrowth, CPUGrowth: r.CPUGrowth,
-			FloorMet: r.Ratio <= *floor, GrowthMet: r.Growth <= *growth}
+			FloorMet: r.Ratio <= *floor, GrowthMet: r.Growth <= *growth, P99Ratio: r.P99Ratio}
+		p99Met := "-"
+		if *p99 > 0 {
+			met := r.P99Ratio <= *p99
+			v.P99Met, p99Met = &met, yesNo(met)
+		}
 		verdicts = append(verdicts, v)
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f (%.2f) (%.2f)\t%s\t\n", r.Kind, v.Ratio, yesNo(v.FloorMet), v.Growth, v.RatioGrowth, v.CPUGrowth,
-			yesNo(v.GrowthMet))
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%.2f (%.2f) (%.2f)\t%s\t\n", r.Kind, v.Ratio, yesNo(v.FloorMet), v.P99Ratio, p99Met,
+			v.Growth, v.RatioGrowth, v.CPUGrowth, yesNo(v.GrowthMet))
 	}
 	tw.Flush()
 	if len(sinfo) > 0 {
@@ -460,12 +497,20 @@ func report(args []string) error {
 	host, _ := os.Hostname()
 	b, _ := json.MarshalIndent(map[string]any{
 		"time": time.Now().UTC().Format(time.RFC3339), "host": host, "tool": *tool, "baseline_median_ms": median(baseAll),
-		"floor_target": *floor, "growth_target": *growth, "rows": rows, "verdicts": verdicts, "stores": sinfo, "notes": notes,
+		"floor_target": *floor, "p99_target": *p99, "growth_target": *growth, "rows": rows, "verdicts": verdicts, "stores": sinfo, "notes": notes,
 	}, "", "  ")
 	return os.WriteFile(*out, append(b, '\n'), 0o644)
 }
 
 func name(size, kind string) string { return size + "." + kind }
+
+// p99Target renders the p99 target of the verdict table's header.
+func p99Target(t float64) string {
+	if t <= 0 {
+		return "(none)"
+	}
+	return strconv.FormatFloat(t, 'g', -1, 64)
+}
 
 func yesNo(b bool) string {
 	if b {

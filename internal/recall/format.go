@@ -20,9 +20,10 @@ type Limits struct {
 	NeighbourMax int
 }
 
-// DefaultLimits: at most 3 memory bites and 2 belief bites in about 1,500
-// tokens.
-var DefaultLimits = Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 500}
+// DefaultLimits: at most 6 memory bites and 2 belief bites in about 750
+// tokens. Bites come first: on conversation facts a sixth exchange that
+// matches the prompt adds more than the neighbours of the first ones.
+var DefaultLimits = Limits{Memories: 6, Beliefs: 2, Budget: 3000, BiteMax: 1200, NeighbourMax: 500}
 
 const header = "Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: " +
 	"prefer what the user says now and what the code shows."
@@ -32,7 +33,7 @@ const header = "Notes recalled from earlier sessions by engram (long-term memory
 // exchanges shown next to it), so that none is shown again in the session.
 // Beliefs come first: they are short and distilled. Then the memories, best
 // first; the exchanges next to them (after, then before) are added to their
-// bites, best memory first, while the budget allows.
+// bites, best memory first, while the budget allows, each exchange once.
 func Format(res Result, lim Limits, now time.Time) (string, []string) {
 	size := len(inject.Wrap(header))
 	var lines []string
@@ -73,19 +74,26 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 			bites = append(bites, &bite{line: line, c: e})
 		}
 	}
+	// An exchange is shown once: a neighbour that is a bite itself, or
+	// the neighbour of an earlier bite, is not repeated.
+	shown := map[string]bool{}
+	for _, b := range bites {
+		shown[b.c.ID] = true
+	}
 	for _, which := range []string{"after", "before"} {
 		for _, b := range bites {
 			it, part := b.c.After, &b.after
 			if which == "before" {
 				it, part = b.c.Before, &b.before
 			}
-			if it == nil {
+			if it == nil || shown[it.ID] {
 				continue
 			}
 			s := " (just " + which + ": " + clip(oneLine(body(*it)), lim.NeighbourMax) + ")"
 			if fits(len(s)) {
 				size += len(s)
 				*part = s
+				shown[it.ID] = true
 			}
 		}
 	}

@@ -74,10 +74,24 @@ type Recaller struct {
 	Weights Weights
 	// DenseLimit bounds the candidates the dense search of the index adds.
 	DenseLimit int
-	// OpenCoverage: with the sentence embedder, memories pass by their
-	// words only when some candidate holds at least this weighted share of
-	// the prompt's terms.
-	OpenCoverage float64
+	// OpenCoverage and OpenScore: with the sentence embedder, memories
+	// pass by their words only when the store has something about the
+	// prompt: an episode that holds at least OpenCoverage of the prompt's
+	// weighted terms and whose coverage plus dense cosine is at least
+	// OpenScore (it shares the prompt's rarer words and is near it in
+	// meaning, not a few common words of general chat).
+	OpenCoverage, OpenScore float64
+	// LexicalOpenCoverage: an episode without a dense vector of the
+	// prompt's embedder (not re-embedded yet) opens the gate by its
+	// coverage alone when it holds at least this share.
+	LexicalOpenCoverage float64
+	// WordScore: with the sentence embedder, an episode passes by its
+	// words only when its coverage plus dense cosine is at least this.
+	WordScore float64
+	// KeepShare: with the sentence embedder, an episode whose score is
+	// below this share of the best episode's is dropped (a trailing bite
+	// that matches much less than the best one is most often noise).
+	KeepShare float64
 	// MinRelevance is the gate a candidate must pass: the larger of its
 	// vector similarity and its share of the prompt's terms. A candidate
 	// must also share at least one term with the prompt that is not a stop
@@ -150,7 +164,11 @@ const (
 	DefaultFTSWindow    = 600
 	DefaultMaxTerms     = 10
 	DefaultDenseLimit   = 15
-	DefaultOpenCoverage = 0.4
+	DefaultOpenCoverage = 0.3
+	DefaultOpenScore    = 0.8
+	DefaultLexicalOpen  = 0.4
+	DefaultWordScore    = 0.7
+	DefaultKeepShare    = 0.55
 	// RefRank: the reference of the dense gate is the cosine of the
 	// RefRank-th nearest episode.
 	RefRank = 6
@@ -164,7 +182,8 @@ const (
 func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
 		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
-		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage}
+		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen,
+		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare}
 }
 
 // Recall gathers and ranks the candidates for q.
@@ -310,9 +329,11 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	// The gate first: only what passes is ranked. With the sentence
 	// embedder, a memory passes by meaning when it is a statement of the
 	// user's that stands out from the store (DenseGap), and by its words
-	// only when the prompt's words find something well (Open): a prompt
-	// that shares a common word or two with the store is no reason to
-	// inject anything.
+	// only when the prompt's words find something well (Open: an episode
+	// that shares enough of the prompt's rarer words and is near it in
+	// meaning, see opens) and it is near enough in meaning itself
+	// (WordScore): a prompt that shares a common word or two with the
+	// store is no reason to inject anything.
 	//
 	// Which words count: with the sentence embedder, those of what a bite
 	// would show (the summary, a short exchange, a belief's statement), not
@@ -323,7 +344,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		for _, c := range cands {
 			if c.Kind == KindEpisode {
 				c.Coverage = min(c.Coverage, cov.weigh(cov.mask(c.Text, c.Detail)))
-				res.Open = res.Open || float64(c.Coverage) >= r.OpenCoverage
+				res.Open = res.Open || r.opens(*c)
 			}
 		}
 	}
@@ -335,11 +356,14 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		byWords := lexicalRelevance(*c) >= r.MinRelevance
 		if res.Dense != "" {
 			c.ByMeaning = stoodOut(*c, r.Weights)
-			// A belief found by its words must not be farther in meaning
-			// than the store's reference ("User prefers camping trips." is
-			// not about a car because the prompt says "trip").
-			byWords = byWords && (res.Open && c.Kind == KindEpisode ||
-				c.Kind == KindBelief && c.HasDenseCos && float64(c.DenseGap) >= r.Weights.BeliefGap/3)
+			// An episode found by its words must be near the prompt in
+			// meaning too (a list of usernames is not about pets because
+			// it says "nature"), and a belief found by its words must stand
+			// out in meaning as one found by meaning alone does: its
+			// statement is a few words, which a prompt shares by chance
+			// ("User prefers watch." is not about TV series).
+			byWords = byWords && (res.Open && c.Kind == KindEpisode && r.nearByWords(*c) ||
+				c.Kind == KindBelief && c.HasDenseCos && float64(c.DenseGap) >= r.Weights.BeliefGap)
 		} else {
 			byWords = byWords && (res.Open || c.Kind == KindBelief)
 		}
@@ -351,6 +375,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	}
 	kept = dropRestatedBeliefs(kept)
 	Rank(kept, r.Weights, q.Now)
+	if res.Dense != "" {
+		kept = dropTrailing(kept, r.KeepShare)
+	}
 	for _, c := range kept {
 		if c.Kind == KindBelief {
 			res.Beliefs = append(res.Beliefs, c)
@@ -359,6 +386,55 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		}
 	}
 	return res
+}
+
+// opens reports whether an episode opens the gate by words (with the
+// sentence embedder): it holds at least OpenCoverage of the prompt's
+// weighted terms, and its coverage plus its dense cosine is at least
+// OpenScore. Coverage alone is not enough: a question about a trip shares
+// "trip" and "road" with a chat about a road trip, but the chat is far
+// from it in meaning; a question about what the store holds shares its
+// rarer words and is near in meaning. An episode without a dense cosine
+// (the store is being re-embedded) opens by its coverage alone, at
+// LexicalOpenCoverage.
+func (r *Recaller) opens(c Candidate) bool {
+	if c.Kind != KindEpisode {
+		return false
+	}
+	if !c.HasDenseCos {
+		return float64(c.Coverage) >= r.LexicalOpenCoverage
+	}
+	return float64(c.Coverage) >= r.OpenCoverage && float64(c.Coverage)+float64(c.Dense) >= r.OpenScore
+}
+
+// nearByWords reports whether an episode found by its words is near
+// enough to the prompt in meaning to pass: its coverage plus its dense
+// cosine is at least WordScore. One without a dense cosine (not
+// re-embedded yet) passes by its words as without the embedder.
+func (r *Recaller) nearByWords(c Candidate) bool {
+	return !c.HasDenseCos || float64(c.Coverage)+float64(c.Dense) >= r.WordScore
+}
+
+// dropTrailing drops the ranked episodes whose score is below share of
+// the best episode's (beliefs stay: they are ranked apart). share <= 0
+// keeps all.
+func dropTrailing(ranked []Candidate, share float64) []Candidate {
+	if share <= 0 {
+		return ranked
+	}
+	top, seen := 0.0, false
+	out := ranked[:0]
+	for _, c := range ranked {
+		if c.Kind == KindEpisode {
+			if !seen {
+				top, seen = c.Score, true
+			} else if c.Score < share*top {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // denseVec is the prompt's dense vector, or why there is none.

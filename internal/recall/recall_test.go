@@ -172,7 +172,9 @@ func TestFormat(t *testing.T) {
 			{Item: Item{Kind: KindEpisode, ID: "ep_4", Text: "fourth is over the cap"}},
 		},
 	}
-	text, used := Format(res, DefaultLimits, now)
+	// At most three memory bites here, whatever the defaults.
+	lim := Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 500}
+	text, used := Format(res, lim, now)
 	want := []string{"[Belief (0.85): User prefers Bun]", "[Memory · 3 days ago · project billing] deployed billing", "[Memory · just now] long long"}
 	for _, w := range want {
 		if !strings.Contains(text, w) {
@@ -182,7 +184,7 @@ func TestFormat(t *testing.T) {
 	if strings.Join(used, ",") != "bl_1,ep_1,ep_2,ep_3" || strings.Contains(text, "fourth") {
 		t.Errorf("ids=%v", used)
 	}
-	if !strings.HasPrefix(text, inject.Open) || len(text) > DefaultLimits.Budget {
+	if !strings.HasPrefix(text, inject.Open) || len(text) > lim.Budget {
 		t.Errorf("framing or budget: %d bytes", len(text))
 	}
 	if tiny, _ := Format(res, Limits{Memories: 3, Beliefs: 2, Budget: 300, BiteMax: 100}, now); len(tiny) > 300 {
@@ -190,6 +192,11 @@ func TestFormat(t *testing.T) {
 	}
 	if empty, ids := Format(Result{}, DefaultLimits, now); empty != "" || ids != nil {
 		t.Error("empty result formatted")
+	}
+	// The defaults' budget holds too: the long bite is clipped, the rest
+	// fits or is left out.
+	if def, _ := Format(res, DefaultLimits, now); len(def) > DefaultLimits.Budget || !strings.Contains(def, "fourth") {
+		t.Errorf("default limits: %d bytes (budget %d), fourth memory shown: %v", len(def), DefaultLimits.Budget, strings.Contains(def, "fourth"))
 	}
 }
 
@@ -255,6 +262,29 @@ func TestFormatNeighbours(t *testing.T) {
 	text, used = Format(res, lim, now)
 	if strings.Join(used, ",") != "ep_1,ep_2,ep_5" || strings.Contains(text, "before") || len(text) > lim.Budget {
 		t.Errorf("tight budget: ids %v\n%s", used, text)
+	}
+}
+
+// An exchange is shown once: the neighbour of a bite that is a bite
+// itself, or already shown next to a better one, is not repeated.
+func TestFormatNeighboursOnce(t *testing.T) {
+	a := Item{Kind: KindEpisode, ID: "ep_1", Text: "named the dog Tilly", At: now}
+	b := Item{Kind: KindEpisode, ID: "ep_2", Text: "Tilly helps me focus", At: now}
+	c := Item{Kind: KindEpisode, ID: "ep_3", Text: "the stuffed dog you gave me", At: now}
+	res := Result{Episodes: []Candidate{
+		{Item: a, After: &b, Before: &c}, // both neighbours shown...
+		{Item: b, Before: &a},            // ...its neighbour is the first bite
+		{Item: Item{Kind: KindEpisode, ID: "ep_4", Text: "a third memory", At: now}, Before: &c}, // shown before
+	}}
+	text, used := Format(res, DefaultLimits, now)
+	if strings.Join(used, ",") != "ep_1,ep_3,ep_2,ep_4" {
+		t.Errorf("ids %v", used)
+	}
+	if n := strings.Count(text, "Tilly helps me focus"); n != 1 {
+		t.Errorf("the second bite's text shown %d times:\n%s", n, text)
+	}
+	if n := strings.Count(text, "the stuffed dog"); n != 1 {
+		t.Errorf("a shared neighbour shown %d times:\n%s", n, text)
 	}
 }
 

@@ -43,6 +43,11 @@ type Weights struct {
 	RecencyDays float64
 	// Dense weighs the dense relevance (below) in an episode's score.
 	Dense float64
+	// DenseCos weighs an episode's dense cosine in its score, when it has
+	// one: with it the score is mostly relevance (BM25 for the words,
+	// the cosine for the meaning), freshness, strength and importance
+	// only breaking near ties (FreshShare of their weight).
+	DenseCos, FreshShare float64
 	// DenseFloor is the reference cosine of the dense gate when the store
 	// has fewer than RefRank episodes with dense vectors.
 	DenseFloor float64
@@ -61,7 +66,7 @@ type Weights struct {
 // DefaultWeights favour what matches the prompt, then what is fresh,
 // strong and important.
 var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
-	Dense: 0.40, DenseFloor: 0.25, StatedGap: 0.06, BeliefGap: 0.10, DenseMin: 0.2}
+	Dense: 0.40, DenseCos: 0.6, FreshShare: 0.1, DenseFloor: 0.25, StatedGap: 0.07, BeliefGap: 0.13, DenseMin: 0.28}
 
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
@@ -94,7 +99,15 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 		}
 		age := now.Sub(c.At).Hours() / 24
 		recency := math.Exp(-math.Max(0, age) / w.RecencyDays)
-		c.Score = w.BM25*bm + w.Vector*cos + w.Dense*denseRelevance(*c, w) + relevance(*c, w)*(w.Recency*recency+w.Strength*strength+w.Importance*float64(c.Importance))
+		fresh := relevance(*c, w) * (w.Recency*recency + w.Strength*strength + w.Importance*float64(c.Importance))
+		if c.HasDenseCos {
+			// Relevance first: the fusion of BM25 and the sentence
+			// embedder's cosine (on conversation facts it ranks better
+			// than either alone).
+			c.Score = w.BM25*bm + w.Vector*cos + w.DenseCos*float64(c.Dense) + w.Dense*denseRelevance(*c, w) + w.FreshShare*fresh
+		} else {
+			c.Score = w.BM25*bm + w.Vector*cos + w.Dense*denseRelevance(*c, w) + fresh
+		}
 		if c.Neighbor {
 			c.Score += 0.05
 		}
