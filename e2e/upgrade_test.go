@@ -73,10 +73,23 @@ func exportIDs(t *testing.T, e *Env, worker string) []string {
 			Kind     string `json:"kind"`
 			ID       string `json:"id"`
 			BeliefID string `json:"belief_id"` // a level record names its belief
+			// A history event names its memory, a link its two beliefs.
+			MemoryID string `json:"memory_id"`
+			Action   string `json:"action"`
+			At       string `json:"at"`
+			From     string `json:"from"`
+			To       string `json:"to"`
 		}
 		err := json.Unmarshal(sc.Bytes(), &r)
-		if r.Kind == "level" {
+		switch r.Kind {
+		case "level":
 			r.ID = r.BeliefID
+		case "event":
+			r.ID = r.MemoryID + " " + r.Action + " " + r.At
+		case "link":
+			if r.From != "" && r.To != "" {
+				r.ID = r.From + " " + r.To
+			}
 		}
 		if err != nil || r.Kind == "" || r.ID == "" {
 			t.Fatalf("export line %q: kind %q id %q, %v", sc.Text(), r.Kind, r.ID, err)
