@@ -17,6 +17,7 @@ import (
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // reviewItem is one belief of `review --list --json`.
@@ -85,6 +86,9 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 		}
 		defer s.Close()
 		co := review.CoreOptions{Locations: promote.LocationsFrom(s.cfg), Target: s.cfg.CoreTarget, Write: s.cfg.Promote}
+		emb, done := worker.StatementEmbedder(s.cfg) // the screen's edits
+		defer done()
+		co.Embedder = emb
 		return runReviewTUI(ctx, s, co, os.Stdin, os.Stdout)
 	}
 	action, ids := words[0], words[1:]
@@ -125,6 +129,11 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.Close()
 	co := review.CoreOptions{Locations: promote.LocationsFrom(s.cfg), Target: s.cfg.CoreTarget, Write: s.cfg.Promote}
+	if action == review.Edit {
+		emb, done := worker.StatementEmbedder(s.cfg)
+		defer done()
+		co.Embedder = emb
+	}
 	ds, err := review.DecideAndWrite(ctx, s.db, co, review.ByUser, reqs, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrLevelChanged) {

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
@@ -342,12 +344,18 @@ type CoreOptions struct {
 	Target string
 	// Write is ENGRAM_PROMOTE: off, no file is written.
 	Write bool
+	// Embedder, when set, embeds an edited statement at once, so that
+	// matching (a denied belief's paraphrases, duplicates, links) compares
+	// with the new statement; without it, or when it fails, the belief is
+	// left without a vector and the worker's next cycle embeds it.
+	Embedder embed.Embedder
 }
 
 // Commit records decisions, writing first the core-memory files they
 // change (a belief approved for core memory, or taken out of it): when one
 // of those files cannot be written, nothing is written or decided.
 func Commit(ctx context.Context, db *store.DB, co CoreOptions, ds []store.Decision, now time.Time) error {
+	embedEdits(ctx, co.Embedder, ds)
 	if co.Write {
 		var affected []string
 		for _, d := range ds {
@@ -379,4 +387,28 @@ func Commit(ctx context.Context, db *store.DB, co CoreOptions, ds []store.Decisi
 		}
 	}
 	return db.Decide(ctx, ds)
+}
+
+// embedEdits gives each edit in ds the vector of its new statement (none
+// when emb is nil or fails: the next cycle embeds the belief).
+func embedEdits(ctx context.Context, emb embed.Embedder, ds []store.Decision) {
+	var idx []int
+	var texts []string
+	for i, d := range ds {
+		if d.Statement != "" {
+			ds[i].Vector, ds[i].Embedder = nil, ""
+			idx = append(idx, i)
+			texts = append(texts, d.Statement)
+		}
+	}
+	if emb == nil || len(texts) == 0 {
+		return
+	}
+	vs, err := ingest.EmbedStatements(ctx, emb, texts)
+	if err != nil {
+		return
+	}
+	for j, i := range idx {
+		ds[i].Vector, ds[i].Embedder = vs[j], emb.Name()
+	}
 }
