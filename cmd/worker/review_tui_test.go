@@ -229,6 +229,14 @@ func TestReviewScreenInTmux(t *testing.T) {
 	if data, _ := os.ReadFile(claudeMD); !strings.Contains(string(data), "- Releases are cut on Tuesdays.\n") {
 		t.Fatalf("the pinned belief is not in CLAUDE.md:\n%s", data)
 	}
+	// A global belief has no AGENTS.md: choosing agents (or both) says
+	// where it goes instead.
+	s.keys("t")
+	s.wait([]string{"core target: agents", "(a global belief has no AGENTS.md to go to: it goes to " + claudeMD + " instead)"})
+	s.keys("t")
+	s.wait([]string{"core target: both", "(a global belief has no AGENTS.md to go to: it goes to " + claudeMD + " only)"})
+	s.keys("t")
+	s.wait([]string{"core target: claude (the setting)"}, "no AGENTS.md")
 	// Esc cancels an edit.
 	s.keys("e")
 	s.wait([]string{"edit: Use tabs in Makefiles._"})

@@ -29,6 +29,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/redact"
@@ -411,4 +412,38 @@ func embedEdits(ctx context.Context, emb embed.Embedder, ds []store.Decision) {
 	for j, i := range idx {
 		ds[i].Vector, ds[i].Embedder = vs[j], emb.Name()
 	}
+}
+
+// CoreNote says where a decision puts a belief when that is not the file
+// its core target names ("" otherwise): there is no global AGENTS.md, so
+// a global belief with the target agents (or both) goes to the global
+// CLAUDE.md, $CLAUDE_CONFIG_DIR/CLAUDE.md.
+func CoreNote(ctx context.Context, db *store.DB, co CoreOptions, d store.Decision) (string, error) {
+	b, err := db.ReviewBelief(ctx, d.BeliefID)
+	if err != nil {
+		return "", err
+	}
+	b.Level, b.CoreTarget = d.After, d.CoreTarget
+	return coreNote(co, b), nil
+}
+
+func coreNote(co CoreOptions, b store.ReviewBelief) string {
+	target := cmp.Or(b.CoreTarget, co.Target)
+	if b.Scope == episode.ScopeProject || target != promote.CoreAgents && target != promote.CoreBoth {
+		return ""
+	}
+	files := promote.FilesOf(co.Locations, b, co.Target)
+	if len(files) == 0 {
+		return ""
+	}
+	return GlobalAgentsNote(target, files[0])
+}
+
+// GlobalAgentsNote is the note for a global belief whose target is agents
+// or both: it goes to the global CLAUDE.md at path.
+func GlobalAgentsNote(target, path string) string {
+	if target == promote.CoreBoth {
+		return "a global belief has no AGENTS.md to go to: it goes to " + path + " only"
+	}
+	return "a global belief has no AGENTS.md to go to: it goes to " + path + " instead"
 }
