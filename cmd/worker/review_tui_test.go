@@ -209,7 +209,7 @@ func TestReviewScreenInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.keys("t")
-	s.wait([]string{"core target: claude"})
+	s.wait([]string{"core target: claude"}, "core target: claude (the setting)") // applied before the next key
 	s.keys("p")
 	s.wait([]string{"not decided: " + claudeMD + ": is read-only", "2 beliefs wait"})
 	if b := levelOf(t, h, "bl_0000000000b3"); b.Level != store.LevelPending {
