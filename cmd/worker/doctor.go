@@ -122,6 +122,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
 		}
 		checkMemoryFiles(ctx, add, cfg, db)
+		checkCoreFiles(ctx, add, cfg, db)
 		checkShare(ctx, add, cfg, db)
 	}
 	if files, err := spool.List(cfg.SpoolDir()); err == nil && len(files) > 0 {
@@ -222,6 +223,36 @@ func checkMemoryFiles(ctx context.Context, add func(name, status, format string,
 		name := "memory " + r.Kind
 		if r.Project != "" {
 			name += " " + r.Project
+		}
+		add(name, status, "%s: %s", r.Path, r.Describe())
+	}
+}
+
+// checkCoreFiles reports on each CLAUDE.md and AGENTS.md engram keeps a
+// core-memory block in, or should: whether the block is there with its
+// markers intact, and what keeps engram from writing it (a missing file,
+// damaged markers, invalid UTF-8, a symlink out of its directory, a
+// read-only file or directory).
+func checkCoreFiles(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config, db *store.DB) {
+	reports, err := promote.InspectCore(ctx, db, promote.LocationsFrom(cfg), cfg.CoreTarget)
+	if err != nil {
+		add("core memory", "fail", "%v", err)
+		return
+	}
+	if len(reports) == 0 {
+		add("core memory", "ok", "no belief is in core memory (engram-worker review approves beliefs for it)")
+		return
+	}
+	for _, r := range reports {
+		status := "ok"
+		if r.Problem != "" {
+			status = "warn"
+		}
+		name := "core " + filepath.Base(r.Path)
+		if r.Project != "" {
+			name += " " + r.Project
+		} else {
+			name += " global"
 		}
 		add(name, status, "%s: %s", r.Path, r.Describe())
 	}

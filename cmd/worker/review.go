@@ -17,6 +17,7 @@ import (
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/worker"
 )
 
 // reviewItem is one belief of `review --list --json`.
@@ -44,7 +45,7 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 	list := fs.Bool("list", false, "list the beliefs waiting for review, best first")
 	level := fs.String("level", "", "with --list: the beliefs at this level instead (pending, long-term, core, denied, pinned)")
 	asJSON := fs.Bool("json", false, "with --list: print JSON")
-	target := fs.String("target", "", "with approve or pin: the core memory file (claude, agents or both)")
+	target := fs.String("target", "", "with approve or pin: the core memory file (claude, agents or both; a global belief, having no AGENTS.md, goes to the global CLAUDE.md)")
 	// Flags may come before, between or after the words.
 	var words []string
 	for rest := args; ; {
@@ -85,6 +86,9 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 		}
 		defer s.Close()
 		co := review.CoreOptions{Locations: promote.LocationsFrom(s.cfg), Target: s.cfg.CoreTarget, Write: s.cfg.Promote}
+		emb, done := worker.StatementEmbedder(s.cfg) // the screen's edits
+		defer done()
+		co.Embedder = emb
 		return runReviewTUI(ctx, s, co, os.Stdin, os.Stdout)
 	}
 	action, ids := words[0], words[1:]
@@ -125,6 +129,11 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.Close()
 	co := review.CoreOptions{Locations: promote.LocationsFrom(s.cfg), Target: s.cfg.CoreTarget, Write: s.cfg.Promote}
+	if action == review.Edit {
+		emb, done := worker.StatementEmbedder(s.cfg)
+		defer done()
+		co.Embedder = emb
+	}
 	ds, err := review.DecideAndWrite(ctx, s.db, co, review.ByUser, reqs, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrLevelChanged) {
@@ -133,7 +142,11 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w; nothing was decided", err)
 	}
 	for _, d := range ds {
-		writeDecision(e.stdout, d)
+		note, err := review.CoreNote(ctx, s.db, co, d)
+		if err != nil {
+			return err
+		}
+		writeDecision(e.stdout, d, note)
 	}
 	// The prompt hook's count of what waits follows at once.
 	if q, err := review.Queue(ctx, s.db, s.cfg.Review, time.Now()); err == nil {
@@ -144,13 +157,17 @@ func cmdReview(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// writeDecision prints "bl_… approve: pending -> long-term".
-func writeDecision(w io.Writer, d store.Decision) {
+// writeDecision prints "bl_… approve: pending -> long-term", with the
+// note of review.CoreNote in parentheses when there is one.
+func writeDecision(w io.Writer, d store.Decision, note string) {
+	if note != "" {
+		note = " (" + note + ")"
+	}
 	if d.Decision == review.Edit {
-		fmt.Fprintf(w, "%s edited (%s)\n", d.BeliefID, review.LevelName(d.After))
+		fmt.Fprintf(w, "%s edited (%s)%s\n", d.BeliefID, review.LevelName(d.After), note)
 		return
 	}
-	fmt.Fprintf(w, "%s %s: %s -> %s\n", d.BeliefID, d.Decision, review.LevelName(d.Before), review.LevelName(d.After))
+	fmt.Fprintf(w, "%s %s: %s -> %s%s\n", d.BeliefID, d.Decision, review.LevelName(d.Before), review.LevelName(d.After), note)
 }
 
 func reviewList(ctx context.Context, e *env, level string, asJSON bool) error {

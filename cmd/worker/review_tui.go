@@ -1,15 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/notice"
 	"github.com/engram-memory/engram/internal/review"
 	"github.com/engram-memory/engram/internal/store"
@@ -194,7 +197,11 @@ func (m *reviewModel) decide(action, statement string) {
 	}
 	var parts []string
 	for _, d := range ds {
-		parts = append(parts, decisionText(d))
+		text := decisionText(d)
+		if note, err := review.CoreNote(m.ctx, m.s.db, m.co, d); err == nil && note != "" {
+			text += " (" + note + ")"
+		}
+		parts = append(parts, text)
 	}
 	m.message = strings.Join(parts, "; ")
 	m.reload()
@@ -254,6 +261,11 @@ func (m *reviewModel) View() string {
 		target = m.co.Target + " (the setting)"
 	}
 	fmt.Fprintf(&b, "\ncore target: %s\n", target)
+	if it := m.selected(); it != nil && it.Scope != episode.ScopeProject {
+		if t := cmp.Or(tuiTargets[m.target], m.co.Target); t == review.TargetAgents || t == review.TargetBoth {
+			fmt.Fprintf(&b, "(%s)\n", review.GlobalAgentsNote(t, filepath.Join(m.co.Locations.ClaudeConfigDir, "CLAUDE.md")))
+		}
+	}
 	if m.editing {
 		fmt.Fprintf(&b, "edit: %s_\n(enter: save as your own statement, esc: cancel)\n", string(m.edit))
 	} else {

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -74,6 +76,59 @@ func levelOf(t *testing.T, h testHome, id string) store.ReviewBelief {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// vectorOf reads a belief's vector and its embedder's name.
+func vectorOf(t *testing.T, h testHome, id string) ([]float32, string) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(h.engram, "memory.db"), store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var vec []float32
+	var name string
+	err = db.Beliefs(context.Background(), func(tx *store.BeliefTx) error {
+		b, err := tx.Get(id)
+		vec, name = b.Embedding, b.Embedder
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vec, name
+}
+
+// TestReviewEditEmbeds: review edit gives the belief the vector of its
+// new statement at once (the lexical embedder's, no model being
+// installed); with a remote embedder configured, which the command does
+// not call, it leaves none, for the next cycle, rather than the old
+// statement's.
+func TestReviewEditEmbeds(t *testing.T) {
+	h := newHome(t)
+	file := filepath.Join(t.TempDir(), "b.jsonl")
+	rec := `{"kind":"belief","id":"bl_0000000000e1","statement":"Use tabs in Makefiles.","timeframe":"current","confidence_alpha":5,"confidence_beta":1,"scope":"global","status":"active","evidence_count":5,"stability":1,"created_at":"2026-01-10T10:05:00Z","updated_at":"2026-01-10T10:05:00Z"}` + "\n"
+	if err := os.WriteFile(file, []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := h.run(t, "", "import", file); code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, errOut)
+	}
+	local := embed.NewLocal()
+	if _, errOut, code := h.run(t, "", "review", "edit", "bl_0000000000e1", "Makefiles need tabs, never spaces."); code != 0 {
+		t.Fatalf("edit: %d %s", code, errOut)
+	}
+	if vec, name := vectorOf(t, h, "bl_0000000000e1"); name != local.Name() || !slices.Equal(vec, local.EmbedText("Makefiles need tabs, never spaces.")) {
+		t.Fatalf("after review edit: a vector of %q (%d dims), want the new statement's lexical vector", name, len(vec))
+	}
+	cmd := h.command("review", "edit", "bl_0000000000e1", "Recipes in Makefiles are indented with tabs.")
+	cmd.Env = append(cmd.Env, "ENGRAM_EMBED_MODEL=text-embedding-3-small", "ENGRAM_LLM_BASE_URL=http://127.0.0.1:9/v1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("edit with a remote embedder configured: %v %s", err, out)
+	}
+	if vec, name := vectorOf(t, h, "bl_0000000000e1"); len(vec) != 0 || name != "" {
+		t.Fatalf("after an edit with a remote embedder configured: a vector of %q (%d dims), want none", name, len(vec))
+	}
 }
 
 // TestReviewScreenInTmux: list, expand, approve, deny, pin, edit and quit
@@ -154,7 +209,7 @@ func TestReviewScreenInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.keys("t")
-	s.wait([]string{"core target: claude"})
+	s.wait([]string{"core target: claude"}, "core target: claude (the setting)") // applied before the next key
 	s.keys("p")
 	s.wait([]string{"not decided: " + claudeMD + ": is read-only", "2 beliefs wait"})
 	if b := levelOf(t, h, "bl_0000000000b3"); b.Level != store.LevelPending {
@@ -174,6 +229,14 @@ func TestReviewScreenInTmux(t *testing.T) {
 	if data, _ := os.ReadFile(claudeMD); !strings.Contains(string(data), "- Releases are cut on Tuesdays.\n") {
 		t.Fatalf("the pinned belief is not in CLAUDE.md:\n%s", data)
 	}
+	// A global belief has no AGENTS.md: choosing agents (or both) says
+	// where it goes instead.
+	s.keys("t")
+	s.wait([]string{"core target: agents", "(a global belief has no AGENTS.md to go to: it goes to " + claudeMD + " instead)"})
+	s.keys("t")
+	s.wait([]string{"core target: both", "(a global belief has no AGENTS.md to go to: it goes to " + claudeMD + " only)"})
+	s.keys("t")
+	s.wait([]string{"core target: claude (the setting)"}, "no AGENTS.md")
 	// Esc cancels an edit.
 	s.keys("e")
 	s.wait([]string{"edit: Use tabs in Makefiles._"})
@@ -190,6 +253,12 @@ func TestReviewScreenInTmux(t *testing.T) {
 	s.wait([]string{`bl_0000000000b4 edited: now "Makefiles need tabs, never spaces."`, "engram review: nothing waits"})
 	if b := levelOf(t, h, "bl_0000000000b4"); b.Statement != "Makefiles need tabs, never spaces." || b.Level != store.LevelPending || !b.Stated {
 		t.Fatalf("edited belief: %q %s stated=%v", b.Statement, b.Level, b.Stated)
+	}
+	// Its vector is the new statement's (no sentence embedder here: the
+	// lexical one's).
+	if vec, name := vectorOf(t, h, "bl_0000000000b4"); name != embed.NewLocal().Name() ||
+		!slices.Equal(vec, embed.NewLocal().EmbedText("Makefiles need tabs, never spaces.")) {
+		t.Fatalf("the edited belief's vector is not the new statement's lexical one (embedder %q)", name)
 	}
 
 	// Quit.

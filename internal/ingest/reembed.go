@@ -96,3 +96,54 @@ func Reembed(ctx context.Context, db *store.DB, emb embed.Embedder, budget time.
 	}
 	return st, nil
 }
+
+// EmbedStatements returns the vectors of emb for belief statements, as the
+// worker makes them (Reembed, EmbedMissingBeliefs): an edited statement
+// gets the vector a cycle would give it.
+func EmbedStatements(ctx context.Context, emb embed.Embedder, statements []string) ([][]float32, error) {
+	vs, err := emb.Embed(ctx, statements)
+	if err != nil {
+		return nil, fmt.Errorf("embed beliefs: %w", err)
+	}
+	if len(vs) != len(statements) {
+		return nil, fmt.Errorf("embed beliefs: %d vectors for %d statements", len(vs), len(statements))
+	}
+	return vs, nil
+}
+
+// EmbedMissingBeliefs gives the beliefs that have no vector (a statement
+// edited where the configured embedder was not at hand, a belief pulled
+// from a share) one of emb, a batch per transaction, until none is left or
+// the budget (0: none) is spent. It returns how many it embedded.
+func EmbedMissingBeliefs(ctx context.Context, db *store.DB, emb embed.Embedder, budget time.Duration) (int, error) {
+	start := time.Now()
+	n := 0
+	for budget <= 0 || time.Since(start) < budget {
+		bs, err := db.BeliefsWithoutVector(ctx, ReembedBatch)
+		if err != nil || len(bs) == 0 {
+			return n, err
+		}
+		texts := make([]string, len(bs))
+		for i, b := range bs {
+			texts[i] = b.Statement
+		}
+		vs, err := EmbedStatements(ctx, emb, texts)
+		if err != nil {
+			return n, err
+		}
+		out := make([]store.Vector, 0, len(bs))
+		for i, b := range bs {
+			if len(vs[i]) > 0 {
+				out = append(out, store.Vector{ID: b.ID, Vector: vs[i]})
+			}
+		}
+		if len(out) == 0 {
+			return n, nil // nothing the embedder can give a vector to
+		}
+		if err := db.SetBeliefVectors(ctx, emb.Name(), out); err != nil {
+			return n, err
+		}
+		n += len(out)
+	}
+	return n, nil
+}

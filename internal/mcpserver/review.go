@@ -33,7 +33,7 @@ const reviewSchema = `{
     "ids": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": "^bl_[A-Za-z0-9_-]+$", "maxLength": 64},
       "description": "The beliefs to decide on (bl_…, as list shows them); not for list."},
     "target": {"type": "string", "enum": ["claude", "agents", "both"],
-      "description": "For approve to core memory or pin: write the belief to the project's CLAUDE.md, AGENTS.md or both. Default: the user's setting."}
+      "description": "For approve to core memory or pin: write the belief to the project's CLAUDE.md, AGENTS.md or both. A global belief has no AGENTS.md: it goes to the user's global CLAUDE.md. Default: the user's setting."}
   },
   "required": ["action"],
   "additionalProperties": false
@@ -107,7 +107,11 @@ func (s *Server) review(ctx context.Context, in ReviewInput) (string, error) {
 	}
 	var b strings.Builder
 	for _, d := range ds {
-		fmt.Fprintf(&b, "%s: %s, %s -> %s\n", d.BeliefID, d.Decision, review.LevelName(d.Before), review.LevelName(d.After))
+		fmt.Fprintf(&b, "%s: %s, %s -> %s", d.BeliefID, d.Decision, review.LevelName(d.Before), review.LevelName(d.After))
+		if note, err := review.CoreNote(ctx, db, co, d); err == nil && note != "" {
+			fmt.Fprintf(&b, " (%s)", note)
+		}
+		b.WriteString("\n")
 	}
 	return inject.Wrap(strings.TrimRight(b.String(), "\n")), nil
 }

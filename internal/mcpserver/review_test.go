@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,13 @@ func TestReview(t *testing.T) {
 	}
 	if text := mustCall(t, cs, ToolReview, map[string]any{"action": "list"}); !strings.Contains(text, "Nothing waits for review.") {
 		t.Fatalf("list after deciding: %s", text)
+	}
+	// Pinned for AGENTS.md, a global belief goes to the global CLAUDE.md:
+	// the answer says so.
+	text = mustCall(t, cs, ToolReview, map[string]any{"action": "pin", "ids": []string{blGlobal}, "target": "agents"})
+	want := blGlobal + ": pin, long-term -> pinned (a global belief has no AGENTS.md to go to: it goes to " +
+		filepath.Join(cfg.ClaudeConfigDir, "CLAUDE.md") + " instead)"
+	if !strings.Contains(text, want) {
+		t.Fatalf("pin with target agents: %s\nwant %s", text, want)
 	}
 }

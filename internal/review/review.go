@@ -28,6 +28,9 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/ingest"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
@@ -342,12 +345,18 @@ type CoreOptions struct {
 	Target string
 	// Write is ENGRAM_PROMOTE: off, no file is written.
 	Write bool
+	// Embedder, when set, embeds an edited statement at once, so that
+	// matching (a denied belief's paraphrases, duplicates, links) compares
+	// with the new statement; without it, or when it fails, the belief is
+	// left without a vector and the worker's next cycle embeds it.
+	Embedder embed.Embedder
 }
 
 // Commit records decisions, writing first the core-memory files they
 // change (a belief approved for core memory, or taken out of it): when one
 // of those files cannot be written, nothing is written or decided.
 func Commit(ctx context.Context, db *store.DB, co CoreOptions, ds []store.Decision, now time.Time) error {
+	embedEdits(ctx, co.Embedder, ds)
 	if co.Write {
 		var affected []string
 		for _, d := range ds {
@@ -379,4 +388,62 @@ func Commit(ctx context.Context, db *store.DB, co CoreOptions, ds []store.Decisi
 		}
 	}
 	return db.Decide(ctx, ds)
+}
+
+// embedEdits gives each edit in ds the vector of its new statement (none
+// when emb is nil or fails: the next cycle embeds the belief).
+func embedEdits(ctx context.Context, emb embed.Embedder, ds []store.Decision) {
+	var idx []int
+	var texts []string
+	for i, d := range ds {
+		if d.Statement != "" {
+			ds[i].Vector, ds[i].Embedder = nil, ""
+			idx = append(idx, i)
+			texts = append(texts, d.Statement)
+		}
+	}
+	if emb == nil || len(texts) == 0 {
+		return
+	}
+	vs, err := ingest.EmbedStatements(ctx, emb, texts)
+	if err != nil {
+		return
+	}
+	for j, i := range idx {
+		ds[i].Vector, ds[i].Embedder = vs[j], emb.Name()
+	}
+}
+
+// CoreNote says where a decision puts a belief when that is not the file
+// its core target names ("" otherwise): there is no global AGENTS.md, so
+// a global belief with the target agents (or both) goes to the global
+// CLAUDE.md, $CLAUDE_CONFIG_DIR/CLAUDE.md.
+func CoreNote(ctx context.Context, db *store.DB, co CoreOptions, d store.Decision) (string, error) {
+	b, err := db.ReviewBelief(ctx, d.BeliefID)
+	if err != nil {
+		return "", err
+	}
+	b.Level, b.CoreTarget = d.After, d.CoreTarget
+	return coreNote(co, b), nil
+}
+
+func coreNote(co CoreOptions, b store.ReviewBelief) string {
+	target := cmp.Or(b.CoreTarget, co.Target)
+	if b.Scope == episode.ScopeProject || target != promote.CoreAgents && target != promote.CoreBoth {
+		return ""
+	}
+	files := promote.FilesOf(co.Locations, b, co.Target)
+	if len(files) == 0 {
+		return ""
+	}
+	return GlobalAgentsNote(target, files[0])
+}
+
+// GlobalAgentsNote is the note for a global belief whose target is agents
+// or both: it goes to the global CLAUDE.md at path.
+func GlobalAgentsNote(target, path string) string {
+	if target == promote.CoreBoth {
+		return "a global belief has no AGENTS.md to go to: it goes to " + path + " only"
+	}
+	return "a global belief has no AGENTS.md to go to: it goes to " + path + " instead"
 }

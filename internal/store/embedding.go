@@ -60,6 +60,27 @@ func (db *DB) BeliefsToEmbed(ctx context.Context, embedder string, limit int) ([
 	return out, rows.Err()
 }
 
+// BeliefsWithoutVector returns up to limit beliefs that have no vector (an
+// edited statement not embedded yet, a belief pulled from a share), active
+// ones first.
+func (db *DB) BeliefsWithoutVector(ctx context.Context, limit int) ([]BeliefText, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, statement FROM beliefs WHERE embedding IS NULL
+		ORDER BY status = 'active' DESC, rowid DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: beliefs without a vector: %w", err)
+	}
+	defer rows.Close()
+	var out []BeliefText
+	for rows.Next() {
+		var b BeliefText
+		if err := rows.Scan(&b.ID, &b.Statement); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
 // SetBeliefVectors is SetEpisodeVectors for beliefs.
 func (db *DB) SetBeliefVectors(ctx context.Context, embedder string, vs []Vector) error {
 	return db.setVectors(ctx, "UPDATE beliefs SET embedding = ?, embedder = ? WHERE id = ?", embedder, vs)

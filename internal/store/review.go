@@ -107,6 +107,12 @@ type Decision struct {
 	CoreTarget string
 	// Statement, when set, replaces the belief's statement (an edit).
 	Statement string
+	// Vector and Embedder are the new statement's vector and its
+	// embedder's name: an edit replaces the old statement's vector with
+	// them, or with none when Vector is empty (the worker's next cycle
+	// embeds a belief without a vector).
+	Vector   []float32
+	Embedder string
 }
 
 // Decide records decisions in one transaction: all or nothing. Each one
@@ -137,8 +143,12 @@ func (db *DB) Decide(ctx context.Context, ds []Decision) error {
 			}
 			at := d.At.UnixMilli()
 			if d.Statement != "" && d.Statement != statement {
-				if _, err := tx.ExecContext(ctx, "UPDATE beliefs SET statement = ?, updated_at = ? WHERE id = ?",
-					d.Statement, at, d.BeliefID); err != nil {
+				embedder := d.Embedder
+				if len(d.Vector) == 0 {
+					embedder = ""
+				}
+				if _, err := tx.ExecContext(ctx, "UPDATE beliefs SET statement = ?, embedding = ?, embedder = ?, updated_at = ? WHERE id = ?",
+					d.Statement, vectorBlob(d.Vector), embedder, at, d.BeliefID); err != nil {
 					return fmt.Errorf("belief %s: %w", d.BeliefID, err)
 				}
 			}

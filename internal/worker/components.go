@@ -103,3 +103,19 @@ func Describe(cfg config.Config) (extractor, embedder string) {
 	}
 	return extractor, embedder
 }
+
+// StatementEmbedder is the embedder the worker would use, for embedding a
+// statement outside a cycle (an edit in review) when that is cheap: the
+// installed sentence embedder (mapped, not installed or converted) or else
+// the lexical one; nil when a remote embedder is configured (no network
+// call outside a cycle: the next cycle embeds what is left without a
+// vector). close releases it.
+func StatementEmbedder(cfg config.Config) (emb embed.Embedder, close func()) {
+	if cfg.EmbedModel != "" {
+		return nil, func() {}
+	}
+	if m := minilm.OpenInstalled(cfg.ModelDir(), cfg.SentenceEmbedder); m != nil {
+		return minilm.Documents{Model: m}, func() { m.Close() }
+	}
+	return embed.NewLocal(), func() {}
+}

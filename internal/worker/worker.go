@@ -109,6 +109,13 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 		if st.Reembed, err = ingest.Reembed(ctx, db, comp.Embedder, comp.ReembedBudget, comp.ReembedProgress); err != nil {
 			return st, fmt.Errorf("re-embed: %w", err)
 		}
+	} else {
+		// Beliefs without a vector (a statement edited in review while the
+		// configured embedder was not at hand) get one; Reembed does the
+		// same for the sentence embedder.
+		if st.Reembed.Beliefs, err = ingest.EmbedMissingBeliefs(ctx, db, comp.Embedder, comp.ReembedBudget); err != nil {
+			return st, fmt.Errorf("embed beliefs: %w", err)
+		}
 	}
 	if st.Accesses, err = recollect.FoldAccessLog(ctx, db, cfg.Home); err != nil {
 		return st, fmt.Errorf("fold access log: %w", err)
