@@ -36,7 +36,7 @@ func TestErf32(t *testing.T) {
 // on shapes that exercise every remainder path.
 func TestKernels(t *testing.T) {
 	t.Logf("kernel %s", kernel)
-	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {7, 1536, 384}, {20, 384, 1536}} {
+	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {6, 384, 16}, {7, 1536, 384}, {11, 40, 32}, {12, 384, 48}, {20, 384, 1536}, {61, 1536, 32}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
 		want, got := make([]float32, tc.T*tc.N), make([]float32, tc.T*tc.N)
 		matmulGo(want, x, tc.T, tc.K, tc.N, w, b, 0, tc.N/panel)
