@@ -47,6 +47,25 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
+	for _, T := range []int{2, 5, 6, 7, 16, 17, 61} {
+		const H, heads = 384, 12
+		Tp := (T + panel - 1) / panel * panel
+		qkv := randMat(T * 3 * H)
+		for i := range qkv {
+			qkv[i] *= 2
+		}
+		want, got := make([]float32, T*H), make([]float32, T*H)
+		attendHeadsGo(want, qkv, make([]float32, heads*T*Tp), make([]float32, H*Tp), nil, T, H, heads, 0, heads)
+		// Buffers dirty from a longer sequence, as pooled ones are.
+		prob, kt, vp := randMat(heads*64*64), randMat(H*64), randMat(H*64)
+		attendHeads(got, qkv, prob, kt, vp, T, H, heads, 0, heads/2)
+		attendHeads(got, qkv, prob, kt, vp, T, H, heads, heads/2, heads)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("attention T=%d: [%d] = %g, plain Go %g", T, i, got[i], want[i])
+			}
+		}
+	}
 	for _, n := range []int{1, 7, 8, 20, 32, 61} {
 		x, d := randMat(n), randMat(n + 1)[1:]
 		want, got := append([]float32(nil), d...), append([]float32(nil), d...)
