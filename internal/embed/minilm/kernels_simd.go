@@ -159,15 +159,15 @@ func scale(row []float32, a float32) {
 	}
 }
 
-// matmulAVX2Small computes the same as matmulGo with AVX2 fused multiply-adds:
-// blocks of 4 tokens × one whole panel (16 columns, two 8-wide vectors),
-// eight vector accumulators; each step loads the panel's 16 weights for
-// one input once and broadcasts one input value per token. Measured on a
+// matmulAVX2Small computes the same as matmulGo with archsimd fused
+// multiply-adds, for sequences too short for gemm6x16: blocks of 4 tokens
+// × one whole panel (16 columns, two 8-wide vectors), eight vector
+// accumulators; each step loads the panel's 16 weights for one input once
+// and broadcasts one input value per token. In archsimd, measured on a
 // 48×384 by 384×1536 product, CPU time per call: this 0.95 ms; 6 tokens
 // × 16 columns 1.39 ms and 8 × 8 1.85 ms (the compiler spills
 // accumulators: its fused multiply-add overwrites the multiplicand, so
 // every shared operand is copied); AVX-512, 8 tokens × 16 columns, 2.1 ms.
-// So AVX-512 is not used.
 func matmulAVX2Small(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
 	for p := p0; p < p1; p++ {
 		wp := w[p*K*panel : (p+1)*K*panel]
