@@ -182,11 +182,12 @@ func matmulAVX2Small(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) 
 			x3 := x[(t+3)*K : (t+3)*K+K][:len(x0)]
 			a0l, a0h, a1l, a1h := bl, bh, bl, bh
 			a2l, a2h, a3l, a3h := bl, bh, bl, bh
-			wk := unsafe.Pointer(unsafe.SliceData(wp))
+			w0 := unsafe.Pointer(unsafe.SliceData(wp))
 			for k := range x0 {
+				// Never a pointer past the panel (checkptr rejects one).
+				wk := unsafe.Add(w0, k*4*panel)
 				wl := archsimd.LoadFloat32x8((*[8]float32)(wk))
 				wh := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(wk, 32)))
-				wk = unsafe.Add(wk, 4*panel)
 				v := archsimd.BroadcastFloat32x8(x0[k])
 				a0l = v.MulAdd(wl, a0l)
 				a0h = v.MulAdd(wh, a0h)
@@ -207,11 +208,11 @@ func matmulAVX2Small(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) 
 		}
 		for ; t < T; t++ {
 			al, ah := bl, bh
-			wk := unsafe.Pointer(unsafe.SliceData(wp))
-			for _, xv := range x[t*K : t*K+K] {
+			w0 := unsafe.Pointer(unsafe.SliceData(wp))
+			for k, xv := range x[t*K : t*K+K] {
+				wk := unsafe.Add(w0, k*4*panel)
 				wl := archsimd.LoadFloat32x8((*[8]float32)(wk))
 				wh := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(wk, 32)))
-				wk = unsafe.Add(wk, 4*panel)
 				v := archsimd.BroadcastFloat32x8(xv)
 				al = v.MulAdd(wl, al)
 				ah = v.MulAdd(wh, ah)
