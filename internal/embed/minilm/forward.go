@@ -16,6 +16,7 @@ type work struct {
 	up   []float32 // T × I
 	prob []float32 // heads × T × T attention weights
 	kt   []float32 // heads × head size × T: each head's keys, transposed
+	vp   []float32 // heads × head size × T: each head's values (SIMD kernels)
 }
 
 func grow(s []float32, n int) []float32 {
@@ -38,8 +39,10 @@ func (m *Model) forward(wk *work, v []float32, threads int) {
 	wk.ctx = grow(wk.ctx, T*H)
 	wk.tmp = grow(wk.tmp, T*H)
 	wk.up = grow(wk.up, T*I)
-	wk.prob = grow(wk.prob, heads*T*T)
-	wk.kt = grow(wk.kt, H*T)
+	Tp := (T + panel - 1) / panel * panel // T rounded up to whole panels
+	wk.prob = grow(wk.prob, heads*T*Tp)
+	wk.kt = grow(wk.kt, H*Tp)
+	wk.vp = grow(wk.vp, H*Tp)
 	w, l, eps := m.w, &m.lay, m.h.Eps
 	at := func(off uint64, n int) []float32 { return w[off : off+uint64(n) : off+uint64(n)] }
 
@@ -54,7 +57,7 @@ func (m *Model) forward(wk *work, v []float32, threads int) {
 	layerNorm(wk.x, nil, T, H, at(l.embLNg, H), at(l.embLNb, H), eps)
 	for _, ll := range l.layers {
 		linear(wk.qkv, wk.x, T, H, 3*H, at(ll.qkvW, 3*H*H), at(ll.qkvB, 3*H), threads)
-		attention(wk.ctx, wk.qkv, wk.prob, wk.kt, T, H, heads, threads)
+		attention(wk.ctx, wk.qkv, wk.prob, wk.kt, wk.vp, T, H, heads, threads)
 		linear(wk.tmp, wk.ctx, T, H, H, at(ll.outW, H*H), at(ll.outB, H), threads)
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln1g, H), at(ll.ln1b, H), eps)
 		linear(wk.up, wk.x, T, H, I, at(ll.upW, I*H), at(ll.upB, I), threads)
@@ -104,21 +107,24 @@ func linear(dst, x []float32, T, K, N int, w, b []float32, threads int) {
 // attention is multi-head self-attention over one unpadded sequence (so
 // there is nothing to mask): for each head, softmax(Q·Kᵀ)·V, the query
 // already scaled by 1/sqrt(head size) at conversion.
-func attention(ctx, qkv, prob, kt []float32, T, H, heads, threads int) {
+// prob holds heads × T × T rounded up to whole panels, kt and vp H × T
+// rounded up likewise (vp is used by the SIMD kernels only).
+func attention(ctx, qkv, prob, kt, vp []float32, T, H, heads, threads int) {
 	parts := min(threads, heads, max(1, 2*T*T*H/parallelMin))
 	if parts <= 1 {
-		attendHeads(ctx, qkv, prob, kt, T, H, heads, 0, heads)
+		attendHeads(ctx, qkv, prob, kt, vp, T, H, heads, 0, heads)
 		return
 	}
 	var wg sync.WaitGroup
 	for i := 1; i < parts; i++ {
-		wg.Go(func() { attendHeads(ctx, qkv, prob, kt, T, H, heads, i*heads/parts, (i+1)*heads/parts) })
+		wg.Go(func() { attendHeads(ctx, qkv, prob, kt, vp, T, H, heads, i*heads/parts, (i+1)*heads/parts) })
 	}
-	attendHeads(ctx, qkv, prob, kt, T, H, heads, 0, heads/parts)
+	attendHeads(ctx, qkv, prob, kt, vp, T, H, heads, 0, heads/parts)
 	wg.Wait()
 }
 
-func attendHeads(ctx, qkv, prob, kt []float32, T, H, heads, h0, h1 int) {
+// attendHeadsGo computes heads [h0, h1) of attention, one query at a time.
+func attendHeadsGo(ctx, qkv, prob, kt, _ []float32, T, H, heads, h0, h1 int) {
 	dh := H / heads
 	stride := 3 * H
 	for h := h0; h < h1; h++ {

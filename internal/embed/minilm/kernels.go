@@ -17,6 +17,10 @@ var expSum = expSumGo
 // normRow is one row's LayerNorm: normRowGo, or its SIMD twin.
 var normRow = normRowGo
 
+// attendHeads computes heads [h0, h1) of attention: attendHeadsGo, or
+// its SIMD twin.
+var attendHeads = attendHeadsGo
+
 // kernel names the matmul in use, for benchmarks and tests.
 var kernel = "go"
 

@@ -36,7 +36,7 @@ func TestErf32(t *testing.T) {
 // on shapes that exercise every remainder path.
 func TestKernels(t *testing.T) {
 	t.Logf("kernel %s", kernel)
-	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {7, 1536, 384}, {20, 384, 1536}} {
+	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {6, 384, 16}, {7, 1536, 384}, {11, 40, 32}, {12, 384, 48}, {20, 384, 1536}, {61, 1536, 32}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
 		want, got := make([]float32, tc.T*tc.N), make([]float32, tc.T*tc.N)
 		matmulGo(want, x, tc.T, tc.K, tc.N, w, b, 0, tc.N/panel)
@@ -44,6 +44,25 @@ func TestKernels(t *testing.T) {
 		for i := range want {
 			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
 				t.Fatalf("matmul %v: [%d] = %g, plain Go %g", tc, i, got[i], want[i])
+			}
+		}
+	}
+	for _, T := range []int{2, 5, 6, 7, 16, 17, 61} {
+		const H, heads = 384, 12
+		Tp := (T + panel - 1) / panel * panel
+		qkv := randMat(T * 3 * H)
+		for i := range qkv {
+			qkv[i] *= 2
+		}
+		want, got := make([]float32, T*H), make([]float32, T*H)
+		attendHeadsGo(want, qkv, make([]float32, heads*T*Tp), make([]float32, H*Tp), nil, T, H, heads, 0, heads)
+		// Buffers dirty from a longer sequence, as pooled ones are.
+		prob, kt, vp := randMat(heads*64*64), randMat(H*64), randMat(H*64)
+		attendHeads(got, qkv, prob, kt, vp, T, H, heads, 0, heads/2)
+		attendHeads(got, qkv, prob, kt, vp, T, H, heads, heads/2, heads)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("attention T=%d: [%d] = %g, plain Go %g", T, i, got[i], want[i])
 			}
 		}
 	}

@@ -1,0 +1,87 @@
+//go:build goexperiment.simd && amd64
+
+#include "textflag.h"
+
+// func gemm6x16(k int, x *float32, ldx int, w *float32, b *float32, dst *float32, ldd int)
+//
+// Six rows of x (k values each, ldx apart) times one packed panel w
+// (k × 16), plus b, into six rows of dst (ldd apart), 16 columns each.
+// Twelve accumulators (Y0–Y11: row i in Y(2i), Y(2i+1)), two weight
+// vectors (Y12, Y13) and two broadcast inputs (Y14, Y15): the sixteen
+// AVX registers, nothing spilled. Each row's sums start from the bias and
+// add the products in k order, as matmulGo and matmulAVX2 do.
+TEXT ·gemm6x16(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R11
+	SHLQ $2, R11
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
+	TESTQ CX, CX
+	JLE   store
+
+loop:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      32(DI), Y13
+	VBROADCASTSS (R8), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (R8)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (R8)(R9*2), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R10), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (R10)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R10)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+	ADDQ         $64, DI
+	ADDQ         $4, R8
+	ADDQ         $4, R10
+	DECQ         CX
+	JNZ          loop
+
+store:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
