@@ -89,10 +89,10 @@ func TestOpensAndNearByWords(t *testing.T) {
 		c           Candidate
 		opens, near bool
 	}{
-		{"at both thresholds", ep(0.3, 0.5), true, true},
+		{"at OpenCoverage, past OpenScore", ep(0.3, 0.5), true, true},
 		{"past both", ep(0.6, 0.45), true, true},
 		{"coverage under OpenCoverage, however near", ep(0.29, 0.9), false, true},
-		{"coverage plus cosine under OpenScore", ep(0.5, 0.28), false, true},
+		{"coverage plus cosine under OpenScore", ep(0.45, 0.28), false, true},
 		{"at WordScore only", ep(0.4, 0.3), false, true},
 		{"under WordScore", ep(0.5, 0.19), false, false},
 		// Not re-embedded yet: by coverage alone, as before the sentence

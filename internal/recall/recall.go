@@ -165,10 +165,10 @@ const (
 	DefaultMaxTerms     = 10
 	DefaultDenseLimit   = 15
 	DefaultOpenCoverage = 0.3
-	DefaultOpenScore    = 0.8
+	DefaultOpenScore    = 0.75
 	DefaultLexicalOpen  = 0.4
 	DefaultWordScore    = 0.7
-	DefaultKeepShare    = 0.55
+	DefaultKeepShare    = 0.7
 	// RefRank: the reference of the dense gate is the cosine of the
 	// RefRank-th nearest episode.
 	RefRank = 6
