@@ -74,12 +74,17 @@ func Read(home string) (n Notice, ok bool) {
 // Write replaces the notice atomically; changed is false when it said
 // the same already.
 func Write(home string, n Notice) (changed bool, err error) {
-	path := filepath.Join(home, Name)
-	text := n.text()
+	return replace(home, Name, n.text())
+}
+
+// replace writes text to home/name atomically (temp file + rename);
+// changed is false, and nothing is written, when the file says it already.
+func replace(home, name, text string) (changed bool, err error) {
+	path := filepath.Join(home, name)
 	if b, err := os.ReadFile(path); err == nil && string(b) == text {
 		return false, nil
 	}
-	f, err := os.CreateTemp(home, ".notice-*")
+	f, err := os.CreateTemp(home, "."+name+"-*")
 	if err != nil {
 		return false, err
 	}
@@ -116,17 +121,30 @@ func Due(home string, now time.Time) string {
 	if !ok {
 		return ""
 	}
-	if fi, err := os.Lstat(filepath.Join(home, toldName)); err == nil {
-		if age := now.Sub(fi.ModTime()); age >= 0 && age < Every {
-			return ""
-		}
+	if toldWithin(home, toldName, now) {
+		return ""
 	}
 	return n.Line()
 }
 
+// toldWithin reports whether the stamp file home/name says a line was told
+// less than Every before now.
+func toldWithin(home, name string, now time.Time) bool {
+	fi, err := os.Lstat(filepath.Join(home, name))
+	if err != nil {
+		return false
+	}
+	age := now.Sub(fi.ModTime())
+	return age >= 0 && age < Every
+}
+
 // Told records that the line was told at now.
-func Told(home string, now time.Time) error {
-	path := filepath.Join(home, toldName)
+func Told(home string, now time.Time) error { return touch(home, toldName, now) }
+
+// touch sets the modification time of home/name (created 0600, never
+// through a symlink) to now.
+func touch(home, name string, now time.Time) error {
+	path := filepath.Join(home, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return err

@@ -29,24 +29,7 @@ func WriteReview(home string, n int) error {
 		}
 		return nil
 	}
-	text := strconv.Itoa(n) + "\n"
-	if b, err := os.ReadFile(path); err == nil && string(b) == text {
-		return nil
-	}
-	f, err := os.CreateTemp(home, ".review-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(text)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	_, err := replace(home, ReviewName, strconv.Itoa(n)+"\n")
 	return err
 }
 
@@ -71,23 +54,11 @@ func ReviewDue(home string, now time.Time) string {
 	if err != nil || n <= 0 {
 		return ""
 	}
-	if fi, err := os.Lstat(filepath.Join(home, reviewToldName)); err == nil {
-		if age := now.Sub(fi.ModTime()); age >= 0 && age < Every {
-			return ""
-		}
+	if toldWithin(home, reviewToldName, now) {
+		return ""
 	}
 	return ReviewLine(n)
 }
 
 // ReviewTold records that the review line was told at now.
-func ReviewTold(home string, now time.Time) error {
-	path := filepath.Join(home, reviewToldName)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|oNoFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Chtimes(path, now, now)
-}
+func ReviewTold(home string, now time.Time) error { return touch(home, reviewToldName, now) }
