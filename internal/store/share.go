@@ -287,46 +287,34 @@ func (db *DB) SharedLocalItems(ctx context.Context, ids []string) (SharedLocal, 
 	out := SharedLocal{Episodes: map[string]episode.Episode{}, Beliefs: map[string]belief.Belief{}, Tombstones: map[string]bool{}}
 	err := db.read(ctx, func(tx *sql.Tx) error {
 		return inChunks(ids, func(in string, args []any) error {
-			rows, err := tx.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE id IN ("+in+")", args...)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
+			err := eachRow(ctx, tx, "SELECT "+episodeCols+" FROM episodes WHERE id IN ("+in+")", args, func(rows *sql.Rows) error {
 				e, err := scanEpisode(rows)
-				if err != nil {
-					rows.Close()
-					return err
+				if err == nil {
+					out.Episodes[e.ID] = e
 				}
-				out.Episodes[e.ID] = e
-			}
-			rows.Close()
-			rows, err = tx.QueryContext(ctx, "SELECT "+beliefCols+" FROM beliefs WHERE id IN ("+in+")", args...)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
+			err = eachRow(ctx, tx, "SELECT "+beliefCols+" FROM beliefs WHERE id IN ("+in+")", args, func(rows *sql.Rows) error {
 				b, err := scanBelief(rows)
-				if err != nil {
-					rows.Close()
-					return err
+				if err == nil {
+					out.Beliefs[b.ID] = b
 				}
-				out.Beliefs[b.ID] = b
-			}
-			rows.Close()
-			rows, err = tx.QueryContext(ctx, "SELECT item_id FROM share_tombstones WHERE item_id IN ("+in+")", args...)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
+			return eachRow(ctx, tx, "SELECT item_id FROM share_tombstones WHERE item_id IN ("+in+")", args, func(rows *sql.Rows) error {
 				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
+				err := rows.Scan(&id)
+				if err == nil {
+					out.Tombstones[id] = true
 				}
-				out.Tombstones[id] = true
-			}
-			rows.Close()
-			return rows.Err()
+				return err
+			})
 		})
 	})
 	if err != nil {
@@ -516,4 +504,20 @@ func (db *DB) ApplyShared(ctx context.Context, a ShareApply) (ShareApplied, erro
 		return ShareApplied{}, fmt.Errorf("store: apply shared items: %w", err)
 	}
 	return res, nil
+}
+
+// eachRow runs q in tx and calls fn for each row; it closes the rows and
+// returns the first error of the query, of fn or of the iteration.
+func eachRow(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
