@@ -63,7 +63,7 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 			break
 		}
 		e := &res.Episodes[i]
-		label := "[Memory · " + Ago(e.At, now)
+		label := "[Memory · " + When(e.At, now)
 		if e.Project != "" {
 			label += " · project " + e.Project
 		}
@@ -129,6 +129,18 @@ func body(it Item) string {
 // answer (see exchange.unanswered): it is never injected.
 func Unanswered(it Item) bool {
 	return it.Kind == KindEpisode && it.Detail != "" && parseExchange(it.Detail).unanswered()
+}
+
+// When labels a memory's time for a bite: how long ago, and from a day
+// on the date too ("3 weeks ago, 2 Nov 2026"), in now's time zone. "Last
+// Friday" in a memory means something only with the day it was said, and
+// a question of when ("when did we switch to pnpm?") is answered by it.
+func When(t, now time.Time) string {
+	ago := Ago(t, now)
+	if t.IsZero() || now.Sub(t) < 24*time.Hour {
+		return ago
+	}
+	return ago + ", " + t.In(now.Location()).Format("2 Jan 2006")
 }
 
 // Ago renders how long ago t was, coarsely.
