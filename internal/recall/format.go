@@ -131,16 +131,16 @@ func Unanswered(it Item) bool {
 	return it.Kind == KindEpisode && it.Detail != "" && parseExchange(it.Detail).unanswered()
 }
 
-// When labels a memory's time for a bite: how long ago, and from a day
-// on the date too ("3 weeks ago, 2 Nov 2026"), in now's time zone. "Last
-// Friday" in a memory means something only with the day it was said, and
-// a question of when ("when did we switch to pnpm?") is answered by it.
+// When labels a memory's time for a bite: how long ago within a day, the
+// date from a day on ("2 Nov 2026", in now's time zone). What a memory
+// calls "last Friday" means something only with its day, questions of when
+// are answered by it, and Claude Code tells the model today's date, so the
+// date says how old the memory is too, in as few bytes as "3 weeks ago".
 func When(t, now time.Time) string {
-	ago := Ago(t, now)
 	if t.IsZero() || now.Sub(t) < 24*time.Hour {
-		return ago
+		return Ago(t, now)
 	}
-	return ago + ", " + t.In(now.Location()).Format("2 Jan 2006")
+	return t.In(now.Location()).Format("2 Jan 2006")
 }
 
 // Ago renders how long ago t was, coarsely.
