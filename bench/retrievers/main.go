@@ -17,7 +17,9 @@
 // as EmbedQuery does. BM25 is bench/internal/benchkit's (Porter, k1=1.2,
 // b=0.75). A fusion is w·BM25/max + (1−w)·cosine over the conversation's
 // units. "+next" appends to each unit the turn that follows it in its
-// session. Units are packed in rank order until the next does not fit
+// session. "feedback N" ranks twice: the second time the question's vector
+// plus the mean vector of the first ranking's top N units (pseudo-relevance
+// feedback). Units are packed in rank order until the next does not fit
 // (benchkit.Pack); an evidence turn is reached when >= 60% of its distinct
 // content words are in the packed text (benchkit.WordSet.Hit). Categories
 // 1-4; questions without evidence are skipped.
@@ -67,6 +69,7 @@ type scheme struct {
 	w     float64 // BM25's weight in the fusion (1: BM25 alone, 0: cosine alone)
 	next  bool
 	half  bool // an exchange's cosine is the better of its two turns'
+	prf   int  // pseudo-relevance feedback: the top prf units' mean vector is added to the question's
 }
 
 var schemes = []scheme{
@@ -81,6 +84,10 @@ var schemes = []scheme{
 	{name: "0.4 BM25 + 0.6 cos, exchanges", w: 0.4},
 	{name: "0.4 BM25 + 0.6 cos, exchanges +next", w: 0.4, next: true},
 	{name: "0.4 BM25 + 0.6 best turn cos, exchanges", w: 0.4, half: true},
+	{name: "0.2 BM25 + 0.8 cos, turns, feedback 3", turns: true, w: 0.2, prf: 3},
+	{name: "0.2 BM25 + 0.8 cos, turns, feedback 5", turns: true, w: 0.2, prf: 5},
+	{name: "0.4 BM25 + 0.6 cos, exchanges, feedback 3", w: 0.4, prf: 3},
+	{name: "0.4 BM25 + 0.6 cos, exchanges +next, feedback 3", w: 0.4, prf: 3, next: true},
 }
 
 func main() {
@@ -163,6 +170,19 @@ func run(dataPath, modelDir string, budgets []int) error {
 			}
 			for _, s := range schemes {
 				docs, order := c.rank(s, q.Question, qv)
+				if s.prf > 0 {
+					vecs := c.exVec
+					if s.turns {
+						vecs = c.turnVec
+					}
+					q2 := append([]float32(nil), qv...)
+					for _, i := range order[:min(s.prf, len(order))] {
+						for d := range q2 {
+							q2[d] += vecs[i][d] / float32(s.prf)
+						}
+					}
+					docs, order = c.rank(s, q.Question, q2)
+				}
 				for _, b := range budgets {
 					packed := benchkit.Pack(docs, order, 4*b)
 					t := res[key(s, b)]
