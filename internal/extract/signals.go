@@ -897,7 +897,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
 		}
-		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] {
+		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] || restricted(toks, x) {
 			return nil
 		}
 		if toks[m.start].w == "use" && y[1] > y[0] && specific[toks[x[0]].w] {
@@ -952,7 +952,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, a)
 		}
 	case emitDont, emitNever:
-		if x[1] <= x[0] {
+		if x[1] <= x[0] || restricted(toks, x) {
 			return nil
 		}
 		k := x[0]
@@ -1244,6 +1244,22 @@ func thatClause(toks []token, x [2]int) bool {
 	return false
 }
 
+// restricted reports whether slot x is followed by a restrictive relative
+// clause ("I avoid restaurants that serve gluten", "never hire people who
+// …", no comma before it): the slot alone would claim far more than was said
+// ("avoids restaurants"), so no signal is made of it. A clause after a comma
+// ("I use pnpm, which is faster") only comments, and the slot stands.
+func restricted(toks []token, x [2]int) bool {
+	if x[1] <= x[0] || x[1] >= len(toks) || toks[x[1]-1].sep {
+		return false
+	}
+	switch toks[x[1]].w {
+	case "that", "who", "whom", "whose", "where":
+		return true
+	}
+	return false
+}
+
 // coordinated extends the last signal of the previous clause to a short
 // coordinated item ("…, black and ruff"; "…, not Y").
 func coordinated(last episode.Signal, toks []token, text string) (episode.Signal, bool) {
@@ -1254,6 +1270,25 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 		}
 		neg = true
 		toks = toks[1:]
+	}
+	if !neg {
+		// "I prefer a plant-based diet and strongly dislike animal-based
+		// supplements": the item carries its own stance, which wins over
+		// the previous clause's.
+		k := 0
+		for k < len(toks)-1 && adverbs[toks[k].w] {
+			k++
+		}
+		if stance := stanceVerbs[toks[k].w]; stance != 0 && k+1 < len(toks) {
+			toks = toks[k+1:]
+			if stance < 0 {
+				last.Kind, last.Polarity = episode.SignalAvoid, -1
+			} else {
+				last.Kind, last.Polarity = episode.SignalPreference, 1
+			}
+		} else if k > 0 && likeVerbs[toks[k].w] {
+			return episode.Signal{}, false
+		}
 	}
 	if len(toks) > 4 || itemStart[toks[0].w] {
 		return episode.Signal{}, false
@@ -1282,6 +1317,12 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 	}
 	return s, true
 }
+
+// stanceVerbs open a coordinated item with a stance of its own: +1 for a
+// liking, -1 for a dislike.
+var stanceVerbs = map[string]int{"like": 1, "likes": 1, "love": 1, "loves": 1, "enjoy": 1, "enjoys": 1,
+	"prefer": 1, "prefers": 1, "dislike": -1, "dislikes": -1, "hate": -1, "hates": -1, "detest": -1,
+	"detests": -1, "loathe": -1, "loathes": -1, "avoid": -1, "avoids": -1}
 
 // choiceVerbs open a coordinated item that states a preference.
 var choiceVerbs = setOf("use", "using", "prefer", "try", "choose", "pick")

@@ -95,6 +95,14 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (question)", "Do you prefer tabs?", []string{}},
 		{"preference (hedge)", "we could always use redis", []string{}},
 		{"preference (condition)", "if you prefer mocks, fine", []string{}},
+		// A restrictive relative clause: "avoids restaurants" is not what was said.
+		{"avoid (restricted)", "I strictly avoid restaurants that serve gluten.", []string{}},
+		{"avoid (restricted)", "never hire contractors who skip code review", []string{}},
+		{"avoid (comment)", "I avoid npm, which is slow", []string{"avoid:npm:-G"}},
+		// A coordinated item with its own stance keeps it.
+		{"preference (coordinated stance)", "I prefer a plant-based diet and strongly dislike animal-based supplements.",
+			[]string{"preference:plant-based diet:+G", "avoid:animal-based supplement:-G"}},
+		{"preference (coordinated stance)", "I avoid lodash and love ramda", []string{"avoid:lodash:-G", "preference:ramda:+G"}},
 		{"preference (request)", "I'd like to add a health endpoint", []string{}},
 		{"preference (remark)", "I like that you used pnpm", []string{}},
 		{"preference (remark)", "I like it", []string{}},
