@@ -140,12 +140,12 @@ func normTerm(s string) string {
 // "bun in dockerfile" and "tab in config file" are about bun and tabs. The
 // place is where the statement was made, not what it is about.
 //
-// A preposition after a past participle opens no place but the
-// participle's complement ("clothing made from wool", "dishes cooked in
-// butter"): the subject keeps it whole rather than end on "made".
+// A preposition after a participle or a gerund opens no place but its
+// complement ("clothing made from wool", "purchasing from breeders"): the
+// subject keeps it whole rather than end on "made" or "purchasing".
 func headTerm(s string) string {
 	for _, p := range []string{" in ", " inside ", " within ", " across ", " on ", " at ", " from "} {
-		if i := strings.Index(s, p); i > 0 && !participle(lastWord(s[:i])) {
+		if i := strings.Index(s, p); i > 0 && !participle(lastWord(s[:i])) && !strings.HasSuffix(lastWord(s[:i]), "ing") {
 			s = s[:i]
 		}
 	}

@@ -956,7 +956,9 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		k := x[0]
-		for k < x[1] && (toks[k].w == "ever" || toks[k].w == "really" || toks[k].w == "even") {
+		// "I don't completely understand": the verb after the adverbs says
+		// whether it is a habit at all.
+		for k < x[1] && (toks[k].w == "ever" || toks[k].w == "even" || dontAdverbs[toks[k].w]) {
 			k++
 		}
 		if k == x[1] {
@@ -1317,6 +1319,9 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 	}
 	return s, true
 }
+
+// dontAdverbs may stand between "don't" and its verb.
+var dontAdverbs = setOf("completely", "fully", "entirely", "quite", "exactly", "necessarily", "particularly", "really")
 
 // stanceVerbs open a coordinated item with a stance of its own: +1 for a
 // liking, -1 for a dislike.

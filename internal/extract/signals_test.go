@@ -99,6 +99,7 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (restricted)", "I strictly avoid restaurants that serve gluten.", []string{}},
 		{"avoid (restricted)", "never hire contractors who skip code review", []string{}},
 		{"avoid (comment)", "I avoid npm, which is slow", []string{"avoid:npm:-G"}},
+		{"avoid (deny)", "There is this documentation I don't completely understand", []string{}},
 		// A coordinated item with its own stance keeps it.
 		{"preference (coordinated stance)", "I prefer a plant-based diet and strongly dislike animal-based supplements.",
 			[]string{"preference:plant-based diet:+G", "avoid:animal-based supplement:-G"}},
