@@ -430,6 +430,9 @@ func (sc *scanner) add(s episode.Signal) {
 // scanUser scans one user text block.
 func (sc *scanner) scanUser(text string) {
 	text = clipBytes(text, maxScanUser)
+	if i := instructionColon(text); i > 0 {
+		text = text[:i] // the rest is material to work on, not the user's word
+	}
 	m := prepare(text)
 	sents := sentences(m)
 	for k := 0; k < len(sents); k++ {
@@ -471,6 +474,45 @@ func (sc *scanner) scanUser(text string) {
 		}
 	}
 }
+
+// instructionColon finds where a request's material starts: the colon
+// ending an opening instruction ("Make this grammatically correct: I like
+// your watch.", "Translate to French: …", "Summarize: …"). What follows it
+// is text the user wants worked on; its "I like" is not theirs. It returns
+// the colon's index, or -1.
+func instructionColon(text string) int {
+	head := text[:min(len(text), maxInstruction)]
+	i := strings.IndexByte(head, ':')
+	if i <= 0 || i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' && text[i+1] != '\t' {
+		return -1 // no colon, or one inside a URL, a time, a path
+	}
+	if strings.ContainsAny(head[:i], "\n.?!") {
+		return -1 // the colon is not in the opening sentence
+	}
+	words := strings.Fields(strings.ToLower(head[:i]))
+	for len(words) > 1 && (words[0] == "please" || words[0] == "pls" || words[0] == "kindly" ||
+		(words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will") && words[1] == "you") {
+		if words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will" {
+			words = words[1:]
+		}
+		words = words[1:]
+	}
+	if len(words) == 0 || !materialVerbs[strings.Trim(words[0], ",")] {
+		return -1
+	}
+	return i
+}
+
+// maxInstruction bounds how far into a request instructionColon looks.
+const maxInstruction = 200
+
+// materialVerbs open a request to work on text that follows a colon.
+var materialVerbs = setOf("make", "rewrite", "correct", "fix", "translate", "summarize", "summarise",
+	"paraphrase", "proofread", "edit", "improve", "reword", "rephrase", "explain", "write", "continue",
+	"complete", "convert", "analyze", "analyse", "classify", "format", "shorten", "expand", "polish",
+	"create", "generate", "craft", "answer", "solve", "evaluate", "review", "critique", "grade", "check",
+	"respond", "reply", "compose", "draft", "simplify", "extract", "sort", "list", "add", "modify",
+	"change", "turn", "transform", "interpret", "describe", "debug")
 
 // scanAssistant scans one assistant text block for decisions.
 func (sc *scanner) scanAssistant(text string) {

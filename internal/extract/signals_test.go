@@ -100,6 +100,11 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (restricted)", "never hire contractors who skip code review", []string{}},
 		{"avoid (comment)", "I avoid npm, which is slow", []string{"avoid:npm:-G"}},
 		{"avoid (deny)", "There is this documentation I don't completely understand", []string{}},
+		// Material after an instruction's colon is not the user's word.
+		{"material", "Make this grammatically correct: I like your watch.", []string{}},
+		{"material", "Could you translate to French: I always use tabs", []string{}},
+		{"material", "Remember this: I always use tabs", []string{"preference:tab:+G"}},
+		{"material", "I prefer tabs: they are easier to read", []string{"preference:tab:+G"}},
 		// A coordinated item with its own stance keeps it.
 		{"preference (coordinated stance)", "I prefer a plant-based diet and strongly dislike animal-based supplements.",
 			[]string{"preference:plant-based diet:+G", "avoid:animal-based supplement:-G"}},
