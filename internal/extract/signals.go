@@ -1334,7 +1334,9 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 			return episode.Signal{}, false
 		}
 	}
-	if len(toks) > 4 || itemStart[toks[0].w] {
+	if len(toks) > 4 || itemStart[toks[0].w] || preps[toks[0].w] {
+		// A clause, or a phrase of place or manner ("… compact and in a
+		// single file"), is no item of the previous clause's list.
 		return episode.Signal{}, false
 	}
 	if !neg && choiceVerbs[toks[0].w] {

@@ -102,6 +102,7 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (deny)", "There is this documentation I don't completely understand", []string{}},
 		// Material after an instruction's colon is not the user's word.
 		{"material", "Make this grammatically correct: I like your watch.", []string{}},
+		{"preference (coordinated place)", "Always keep code compact and in a single file.", []string{"preference:compact code:+G"}},
 		{"material", "Could you translate to French: I always use tabs", []string{}},
 		{"material", "Remember this: I always use tabs", []string{"preference:tab:+G"}},
 		{"material", "I prefer tabs: they are easier to read", []string{"preference:tab:+G"}},
