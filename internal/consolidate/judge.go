@@ -111,7 +111,7 @@ func claimOf(s episode.Signal) (claim, bool) {
 		// preference signal of its own.
 		return claim{subject: subj, class: classPref, polarity: -1}, true
 	case episode.SignalFact:
-		if obj := normTerm(s.Object); obj != "" {
+		if obj := normTerm(s.Object); obj != "" && !dangling(obj) {
 			return claim{subject: subj, class: classFact, polarity: 1, object: obj}, true
 		}
 	}
