@@ -124,7 +124,10 @@ func TestRecallsRelatedMemoryOnce(t *testing.T) {
 	h := newHome(t, true)
 	sub := filepath.Join(h.project, "internal", "api")
 	got := h.run(t, h.input("how do we deploy the billing app to fly?", sub))
-	if !strings.Contains(got, "flyctl deploy") || !strings.Contains(got, "[Memory · 2 days ago · project billing]") {
+	// From a day on, the bite's label gives the date (the episode occurred
+	// 50 hours ago; the date in the local time zone).
+	label := "[Memory · " + time.Now().Add(-50*time.Hour).Format("2 Jan 2006") + " · project billing]"
+	if !strings.Contains(got, "flyctl deploy") || !strings.Contains(got, label) {
 		t.Fatalf("context:\n%s", got)
 	}
 	// Same session, same question: nothing new to inject.

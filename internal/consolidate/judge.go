@@ -94,7 +94,7 @@ type claim struct {
 // claimOf reduces a signal; ok is false for signals no belief can use.
 func claimOf(s episode.Signal) (claim, bool) {
 	subj := headTerm(normTerm(s.Subject))
-	if subj == "" {
+	if subj == "" || dangling(subj) {
 		return claim{}, false
 	}
 	pol := 1
@@ -111,7 +111,7 @@ func claimOf(s episode.Signal) (claim, bool) {
 		// preference signal of its own.
 		return claim{subject: subj, class: classPref, polarity: -1}, true
 	case episode.SignalFact:
-		if obj := normTerm(s.Object); obj != "" {
+		if obj := normTerm(s.Object); obj != "" && !dangling(obj) {
 			return claim{subject: subj, class: classFact, polarity: 1, object: obj}, true
 		}
 	}
@@ -139,13 +139,44 @@ func normTerm(s string) string {
 // headTerm drops a trailing place from a subject: "bun in the workflow",
 // "bun in dockerfile" and "tab in config file" are about bun and tabs. The
 // place is where the statement was made, not what it is about.
+//
+// A preposition after a participle or a gerund opens no place but its
+// complement ("clothing made from wool", "purchasing from breeders"): the
+// subject keeps it whole rather than end on "made" or "purchasing".
 func headTerm(s string) string {
 	for _, p := range []string{" in ", " inside ", " within ", " across ", " on ", " at ", " from "} {
-		if i := strings.Index(s, p); i > 0 {
+		if i := strings.Index(s, p); i > 0 && !participle(lastWord(s[:i])) && !strings.HasSuffix(lastWord(s[:i]), "ing") {
 			s = s[:i]
 		}
 	}
 	return s
+}
+
+// lastWord is the last space-separated word of s.
+func lastWord(s string) string { return s[strings.LastIndexByte(s, ' ')+1:] }
+
+// participle reports a word that reads as a past participle ("made",
+// "based", "cooked"), which a subject cannot end on.
+func participle(w string) bool {
+	switch w {
+	case "made", "built", "written", "grown", "worn", "done", "known", "held", "sold", "kept", "found", "shown":
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ed")
+}
+
+// dangling reports a subject that ends where its phrase cannot: on a
+// participle or a preposition that lost its complement ("clothing made",
+// "story points per"). No belief is made of it: a fragment would read as a
+// claim the user never made.
+func dangling(subj string) bool {
+	w := lastWord(subj)
+	switch w {
+	case "per", "of", "to", "for", "with", "from", "by", "about", "like", "such", "than", "into", "onto", "via",
+		"including", "involving", "containing", "using", "regarding":
+		return true
+	}
+	return participle(w) && strings.Contains(subj, " ")
 }
 
 // beliefClaim is what a belief claims, in the terms of claimOf; ok is

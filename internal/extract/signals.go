@@ -430,6 +430,9 @@ func (sc *scanner) add(s episode.Signal) {
 // scanUser scans one user text block.
 func (sc *scanner) scanUser(text string) {
 	text = clipBytes(text, maxScanUser)
+	if i := instructionColon(text); i > 0 {
+		text = text[:i] // the rest is material to work on, not the user's word
+	}
 	m := prepare(text)
 	sents := sentences(m)
 	for k := 0; k < len(sents); k++ {
@@ -471,6 +474,45 @@ func (sc *scanner) scanUser(text string) {
 		}
 	}
 }
+
+// instructionColon finds where a request's material starts: the colon
+// ending an opening instruction ("Make this grammatically correct: I like
+// your watch.", "Translate to French: …", "Summarize: …"). What follows it
+// is text the user wants worked on; its "I like" is not theirs. It returns
+// the colon's index, or -1.
+func instructionColon(text string) int {
+	head := text[:min(len(text), maxInstruction)]
+	i := strings.IndexByte(head, ':')
+	if i <= 0 || i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' && text[i+1] != '\t' {
+		return -1 // no colon, or one inside a URL, a time, a path
+	}
+	if strings.ContainsAny(head[:i], "\n.?!") {
+		return -1 // the colon is not in the opening sentence
+	}
+	words := strings.Fields(strings.ToLower(head[:i]))
+	for len(words) > 1 && (words[0] == "please" || words[0] == "pls" || words[0] == "kindly" ||
+		(words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will") && words[1] == "you") {
+		if words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will" {
+			words = words[1:]
+		}
+		words = words[1:]
+	}
+	if len(words) == 0 || !materialVerbs[strings.Trim(words[0], ",")] {
+		return -1
+	}
+	return i
+}
+
+// maxInstruction bounds how far into a request instructionColon looks.
+const maxInstruction = 200
+
+// materialVerbs open a request to work on text that follows a colon.
+var materialVerbs = setOf("make", "rewrite", "correct", "fix", "translate", "summarize", "summarise",
+	"paraphrase", "proofread", "edit", "improve", "reword", "rephrase", "explain", "write", "continue",
+	"complete", "convert", "analyze", "analyse", "classify", "format", "shorten", "expand", "polish",
+	"create", "generate", "craft", "answer", "solve", "evaluate", "review", "critique", "grade", "check",
+	"respond", "reply", "compose", "draft", "simplify", "extract", "sort", "list", "add", "modify",
+	"change", "turn", "transform", "interpret", "describe", "debug")
 
 // scanAssistant scans one assistant text block for decisions.
 func (sc *scanner) scanAssistant(text string) {
@@ -897,7 +939,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
 		}
-		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] {
+		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] || restricted(toks, x) {
 			return nil
 		}
 		if toks[m.start].w == "use" && y[1] > y[0] && specific[toks[x[0]].w] {
@@ -952,11 +994,13 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, a)
 		}
 	case emitDont, emitNever:
-		if x[1] <= x[0] {
+		if x[1] <= x[0] || restricted(toks, x) {
 			return nil
 		}
 		k := x[0]
-		for k < x[1] && (toks[k].w == "ever" || toks[k].w == "really" || toks[k].w == "even") {
+		// "I don't completely understand": the verb after the adverbs says
+		// whether it is a habit at all.
+		for k < x[1] && (toks[k].w == "ever" || toks[k].w == "even" || dontAdverbs[toks[k].w]) {
 			k++
 		}
 		if k == x[1] {
@@ -1244,6 +1288,22 @@ func thatClause(toks []token, x [2]int) bool {
 	return false
 }
 
+// restricted reports whether slot x is followed by a restrictive relative
+// clause ("I avoid restaurants that serve gluten", "never hire people who
+// …", no comma before it): the slot alone would claim far more than was said
+// ("avoids restaurants"), so no signal is made of it. A clause after a comma
+// ("I use pnpm, which is faster") only comments, and the slot stands.
+func restricted(toks []token, x [2]int) bool {
+	if x[1] <= x[0] || x[1] >= len(toks) || toks[x[1]-1].sep {
+		return false
+	}
+	switch toks[x[1]].w {
+	case "that", "who", "whom", "whose", "where":
+		return true
+	}
+	return false
+}
+
 // coordinated extends the last signal of the previous clause to a short
 // coordinated item ("…, black and ruff"; "…, not Y").
 func coordinated(last episode.Signal, toks []token, text string) (episode.Signal, bool) {
@@ -1255,7 +1315,28 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 		neg = true
 		toks = toks[1:]
 	}
-	if len(toks) > 4 || itemStart[toks[0].w] {
+	if !neg {
+		// "I prefer a plant-based diet and strongly dislike animal-based
+		// supplements": the item carries its own stance, which wins over
+		// the previous clause's.
+		k := 0
+		for k < len(toks)-1 && adverbs[toks[k].w] {
+			k++
+		}
+		if stance := stanceVerbs[toks[k].w]; stance != 0 && k+1 < len(toks) {
+			toks = toks[k+1:]
+			if stance < 0 {
+				last.Kind, last.Polarity = episode.SignalAvoid, -1
+			} else {
+				last.Kind, last.Polarity = episode.SignalPreference, 1
+			}
+		} else if k > 0 && likeVerbs[toks[k].w] {
+			return episode.Signal{}, false
+		}
+	}
+	if len(toks) > 4 || itemStart[toks[0].w] || preps[toks[0].w] {
+		// A clause, or a phrase of place or manner ("… compact and in a
+		// single file"), is no item of the previous clause's list.
 		return episode.Signal{}, false
 	}
 	if !neg && choiceVerbs[toks[0].w] {
@@ -1282,6 +1363,15 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 	}
 	return s, true
 }
+
+// dontAdverbs may stand between "don't" and its verb.
+var dontAdverbs = setOf("completely", "fully", "entirely", "quite", "exactly", "necessarily", "particularly", "really")
+
+// stanceVerbs open a coordinated item with a stance of its own: +1 for a
+// liking, -1 for a dislike.
+var stanceVerbs = map[string]int{"like": 1, "likes": 1, "love": 1, "loves": 1, "enjoy": 1, "enjoys": 1,
+	"prefer": 1, "prefers": 1, "dislike": -1, "dislikes": -1, "hate": -1, "hates": -1, "detest": -1,
+	"detests": -1, "loathe": -1, "loathes": -1, "avoid": -1, "avoids": -1}
 
 // choiceVerbs open a coordinated item that states a preference.
 var choiceVerbs = setOf("use", "using", "prefer", "try", "choose", "pick")

@@ -95,6 +95,21 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (question)", "Do you prefer tabs?", []string{}},
 		{"preference (hedge)", "we could always use redis", []string{}},
 		{"preference (condition)", "if you prefer mocks, fine", []string{}},
+		// A restrictive relative clause: "avoids restaurants" is not what was said.
+		{"avoid (restricted)", "I strictly avoid restaurants that serve gluten.", []string{}},
+		{"avoid (restricted)", "never hire contractors who skip code review", []string{}},
+		{"avoid (comment)", "I avoid npm, which is slow", []string{"avoid:npm:-G"}},
+		{"avoid (deny)", "There is this documentation I don't completely understand", []string{}},
+		// Material after an instruction's colon is not the user's word.
+		{"material", "Make this grammatically correct: I like your watch.", []string{}},
+		{"preference (coordinated place)", "Always keep code compact and in a single file.", []string{"preference:compact code:+G"}},
+		{"material", "Could you translate to French: I always use tabs", []string{}},
+		{"material", "Remember this: I always use tabs", []string{"preference:tab:+G"}},
+		{"material", "I prefer tabs: they are easier to read", []string{"preference:tab:+G"}},
+		// A coordinated item with its own stance keeps it.
+		{"preference (coordinated stance)", "I prefer a plant-based diet and strongly dislike animal-based supplements.",
+			[]string{"preference:plant-based diet:+G", "avoid:animal-based supplement:-G"}},
+		{"preference (coordinated stance)", "I avoid lodash and love ramda", []string{"avoid:lodash:-G", "preference:ramda:+G"}},
 		{"preference (request)", "I'd like to add a health endpoint", []string{}},
 		{"preference (remark)", "I like that you used pnpm", []string{}},
 		{"preference (remark)", "I like it", []string{}},

@@ -63,7 +63,7 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 			break
 		}
 		e := &res.Episodes[i]
-		label := "[Memory · " + Ago(e.At, now)
+		label := "[Memory · " + When(e.At, now)
 		if e.Project != "" {
 			label += " · project " + e.Project
 		}
@@ -129,6 +129,18 @@ func body(it Item) string {
 // answer (see exchange.unanswered): it is never injected.
 func Unanswered(it Item) bool {
 	return it.Kind == KindEpisode && it.Detail != "" && parseExchange(it.Detail).unanswered()
+}
+
+// When labels a memory's time for a bite: how long ago within a day, the
+// date from a day on ("2 Nov 2026", in now's time zone). What a memory
+// calls "last Friday" means something only with its day, questions of when
+// are answered by it, and Claude Code tells the model today's date, so the
+// date says how old the memory is too, in as few bytes as "3 weeks ago".
+func When(t, now time.Time) string {
+	if t.IsZero() || now.Sub(t) < 24*time.Hour {
+		return Ago(t, now)
+	}
+	return t.In(now.Location()).Format("2 Jan 2006")
 }
 
 // Ago renders how long ago t was, coarsely.

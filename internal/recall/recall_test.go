@@ -175,7 +175,7 @@ func TestFormat(t *testing.T) {
 	// At most three memory bites here, whatever the defaults.
 	lim := Limits{Memories: 3, Beliefs: 2, Budget: 6000, BiteMax: 1200, NeighbourMax: 500}
 	text, used := Format(res, lim, now)
-	want := []string{"[Belief (0.85): User prefers Bun]", "[Memory · 3 days ago · project billing] deployed billing", "[Memory · just now] long long"}
+	want := []string{"[Belief (0.85): User prefers Bun]", "[Memory · 19 Nov 2026 · project billing] deployed billing", "[Memory · just now] long long"}
 	for _, w := range want {
 		if !strings.Contains(text, w) {
 			t.Errorf("missing %q in:\n%s", w, text)
@@ -316,5 +316,23 @@ func TestStatementCoverage(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("statementCoverage(%q, %q)=%v want %v", tt.prompt, tt.statement, got, tt.want)
 		}
+	}
+}
+
+func TestWhen(t *testing.T) {
+	if got := When(now.Add(-3*time.Hour), now); got != "3 hours ago" {
+		t.Errorf("within a day: %q", got)
+	}
+	if got := When(now.Add(-72*time.Hour), now); got != "19 Nov 2026" {
+		t.Errorf("3 days: %q", got)
+	}
+	// The date is the day in now's zone: 23:30 UTC is the next day in Tokyo.
+	tokyo := time.FixedZone("JST", 9*3600)
+	at := time.Date(2026, 11, 2, 23, 30, 0, 0, time.UTC)
+	if got := When(at, now.In(tokyo)); got != "3 Nov 2026" {
+		t.Errorf("zone: %q", got)
+	}
+	if got := When(time.Time{}, now); got != "some time ago" {
+		t.Errorf("zero: %q", got)
 	}
 }

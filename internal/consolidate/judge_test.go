@@ -1,0 +1,44 @@
+package consolidate
+
+import (
+	"testing"
+
+	"github.com/engram-memory/engram/internal/episode"
+)
+
+func TestHeadTermKeepsAParticiplesComplement(t *testing.T) {
+	for in, want := range map[string]string{
+		"bun in the workflow":             "bun",
+		"tab in config file":              "tab",
+		"clothing made from wool":         "clothing made from wool",
+		"dishes cooked in butter":         "dishes cooked in butter",
+		"go vet before committing":        "go vet before committing",
+		"deploy target fly.io on fridays": "deploy target fly.io",
+	} {
+		if got := headTerm(in); got != want {
+			t.Errorf("headTerm(%q)=%q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDanglingSubjectMakesNoClaim(t *testing.T) {
+	for _, subj := range []string{"clothing made", "42 story points per", "wear clothing made", "food based", "pictures of"} {
+		if c, ok := claimOf(episode.Signal{Kind: episode.SignalAvoid, Subject: subj, Polarity: -1}); ok {
+			t.Errorf("claimOf(%q)=%+v: a fragment made a claim", subj, c)
+		}
+	}
+	for _, subj := range []string{"go vet before committing", "table-driven test", "clothing made from wool", "feature flag", "red"} {
+		if _, ok := claimOf(episode.Signal{Kind: episode.SignalPreference, Subject: subj, Polarity: 1}); !ok {
+			t.Errorf("claimOf(%q): no claim", subj)
+		}
+	}
+}
+
+func TestDanglingFactValueMakesNoClaim(t *testing.T) {
+	if c, ok := claimOf(episode.Signal{Kind: episode.SignalFact, Subject: "expected velocity", Object: "42 story points per", Polarity: 1}); ok {
+		t.Errorf("a value cut short made a claim: %+v", c)
+	}
+	if _, ok := claimOf(episode.Signal{Kind: episode.SignalFact, Subject: "api", Object: "port 8080", Polarity: 1}); !ok {
+		t.Error("a whole value made no claim")
+	}
+}
