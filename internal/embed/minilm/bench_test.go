@@ -92,3 +92,21 @@ func randMat(n int) []float32 {
 	}
 	return v
 }
+
+// BenchmarkMatmulBF16 is BenchmarkMatmul with the bf16 kernel (the input
+// converted to bfloat16 in each call, as linearBF16 does), where the CPU
+// has it.
+func BenchmarkMatmulBF16(b *testing.B) {
+	if !useBF16 {
+		b.Skipf("kernel %s: no bf16 kernel", kernel)
+	}
+	for _, tc := range []struct{ T, K, N int }{{4, 384, 1536}, {20, 384, 1536}, {64, 384, 1536}, {256, 384, 1536}, {64, 1536, 384}} {
+		x, bias, dst := randMat(tc.T*tc.K), randMat(tc.N), make([]float32, tc.T*tc.N)
+		w := packBF16(randMat(tc.K*tc.N), tc.K, tc.N)
+		var xb []uint32
+		b.Run(fmt.Sprintf("%dx%dx%d", tc.T, tc.K, tc.N), func(b *testing.B) {
+			reportCPU(b, func() { xb = linearBF16(dst, x, xb, tc.T, tc.K, tc.N, w, bias, 1) })
+			b.ReportMetric(float64(tc.T*tc.K*tc.N)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MMAC/s")
+		})
+	}
+}

@@ -53,6 +53,9 @@ type Model struct {
 	use sync.RWMutex
 
 	pool sync.Pool // *work
+
+	bfOnce sync.Once
+	bf     *bfWeights // see bf16Weights
 }
 
 var _ embed.Embedder = (*Model)(nil)
@@ -130,6 +133,7 @@ func (m *Model) Close() error {
 	defer m.use.Unlock()
 	m.tok = tokenizer{}
 	m.w = nil
+	m.bf = nil
 	return m.unmap(m.data)
 }
 
@@ -158,13 +162,14 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 	for i := range out {
 		out[i] = flat[i*Dim : (i+1)*Dim : (i+1)*Dim]
 	}
+	bf := m.batchWeights()
 	workers := min(runtime.GOMAXPROCS(0), len(texts))
 	if workers <= 1 {
 		for i, t := range texts {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			m.embedInto(out[i], t, maxTokens, runtime.GOMAXPROCS(0))
+			m.embedInto(out[i], t, maxTokens, runtime.GOMAXPROCS(0), bf)
 		}
 		return out, nil
 	}
@@ -177,7 +182,7 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 				if i >= len(texts) || ctx.Err() != nil {
 					return
 				}
-				m.embedInto(out[i], texts[i], maxTokens, 1)
+				m.embedInto(out[i], texts[i], maxTokens, 1, bf)
 			}
 		})
 	}
@@ -186,6 +191,21 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 		return nil, err
 	}
 	return out, nil
+}
+
+// batchWeights is the bf16 weights batches use, packed on the first
+// batch, or nil for the float32 kernels (no AVX512-BF16, or a build
+// without GOEXPERIMENT=simd).
+func (m *Model) batchWeights() *bfWeights {
+	if !useBF16 {
+		return nil
+	}
+	m.use.RLock()
+	defer m.use.RUnlock()
+	if m.closed.Load() {
+		return nil
+	}
+	return m.bf16Weights()
 }
 
 // EmbedText embeds one text, truncated to maxTokens tokens (≤ 0 means
@@ -205,7 +225,7 @@ func (m *Model) EmbedInto(v []float32, text string, maxTokens int) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	m.embedInto(v, text, maxTokens, runtime.GOMAXPROCS(0))
+	m.embedInto(v, text, maxTokens, runtime.GOMAXPROCS(0), nil)
 }
 
 // Tokens returns the token ids of text as the model sees them, [CLS] and
@@ -227,7 +247,7 @@ func (m *Model) clampTokens(n int) int {
 	return max(2, min(n, int(m.h.MaxPos)))
 }
 
-func (m *Model) embedInto(v []float32, text string, maxTokens, threads int) {
+func (m *Model) embedInto(v []float32, text string, maxTokens, threads int, bf *bfWeights) {
 	m.use.RLock()
 	defer m.use.RUnlock()
 	if m.closed.Load() {
@@ -238,7 +258,7 @@ func (m *Model) embedInto(v []float32, text string, maxTokens, threads int) {
 		wk = &work{}
 	}
 	wk.ids, wk.word = m.tok.encode(wk.ids, wk.word, text, m.clampTokens(maxTokens))
-	m.forward(wk, v, threads)
+	m.forward(wk, v, threads, bf)
 	m.pool.Put(wk)
 }
 
