@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -109,4 +111,41 @@ func BenchmarkMatmulBF16(b *testing.B) {
 			b.ReportMetric(float64(tc.T*tc.K*tc.N)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MMAC/s")
 		})
 	}
+}
+
+// BenchmarkQueryBF16 is BenchmarkQuery with the bf16 kernel, its weights
+// already packed: what a prompt would cost in a process that had packed
+// them (EmbedText keeps the float32 kernels: a fresh hook process would
+// pay BenchmarkPackBF16 first).
+func BenchmarkQueryBF16(b *testing.B) {
+	if !useBF16 {
+		b.Skipf("kernel %s: no bf16 kernel", kernel)
+	}
+	m := testModel(b)
+	bf := m.bf16Weights()
+	for _, n := range []int{20, 64} {
+		text := textOf(b, m, n)
+		v := make([]float32, Dim)
+		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			cpu := processCPU()
+			for b.Loop() {
+				m.embedInto(v, text, 0, runtime.GOMAXPROCS(0), bf)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkPackBF16 is the one-off cost of a model's bf16 weights, from
+// the mapped file (its pages already resident).
+func BenchmarkPackBF16(b *testing.B) {
+	if !useBF16 {
+		b.Skipf("kernel %s: no bf16 kernel", kernel)
+	}
+	m := testModel(b)
+	m.Check() // reads the whole file: its pages resident
+	reportCPU(b, func() {
+		m.bfOnce = sync.Once{}
+		m.bf16Weights()
+	})
 }

@@ -32,16 +32,16 @@ cvtdone:
 	VZEROUPPER
 	RET
 
-// func gemmBF16(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+// func gemmBF16x12(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
 //
-// Twelve rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows
-// ldx pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns:
-// for each pair of k, 32 uint32 each holding a column's two weights),
-// plus b[:32] (float32), into twelve rows of dst (ldd floats apart), 32
-// float32 columns each. Accumulators Z0–Z23 (row i in Z(2i), Z(2i+1)),
-// the panel's two weight vectors in Z24, Z25, broadcast input pairs in
-// Z26, Z27. VDPBF16PS adds both products of a pair to a float32 lane.
-TEXT ·gemmBF16(SB), NOSPLIT, $0-56
+// 12 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 12 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z23 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x12(SB), NOSPLIT, $0-56
 	MOVQ k2+0(FP), CX
 	MOVQ x+8(FP), R8
 	MOVQ ldx+16(FP), R9
@@ -52,11 +52,11 @@ TEXT ·gemmBF16(SB), NOSPLIT, $0-56
 	MOVQ ldd+48(FP), R13
 	SHLQ $2, R13
 	LEAQ (R8)(R9*2), R10
-	ADDQ R9, R10         // row 3
+	ADDQ R9, R10
 	LEAQ (R10)(R9*2), R11
-	ADDQ R9, R11         // row 6
+	ADDQ R9, R11
 	LEAQ (R11)(R9*2), R12
-	ADDQ R9, R12         // row 9
+	ADDQ R9, R12
 
 	VMOVUPS (SI), Z0
 	VMOVUPS 64(SI), Z1
@@ -83,9 +83,9 @@ TEXT ·gemmBF16(SB), NOSPLIT, $0-56
 	VMOVAPS Z0, Z22
 	VMOVAPS Z1, Z23
 	TESTQ CX, CX
-	JLE   store
+	JLE   gemmBF16x12store
 
-loop:
+gemmBF16x12loop:
 	VMOVUPS (DI), Z24
 	VMOVUPS 64(DI), Z25
 	VPBROADCASTD (R8), Z26
@@ -130,9 +130,9 @@ loop:
 	ADDQ $4, R11
 	ADDQ $4, R12
 	DECQ CX
-	JNZ  loop
+	JNZ  gemmBF16x12loop
 
-store:
+gemmBF16x12store:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R13, DX
@@ -168,5 +168,90 @@ store:
 	ADDQ    R13, DX
 	VMOVUPS Z22, (DX)
 	VMOVUPS Z23, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x6(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 6 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 6 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z11 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x6(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	TESTQ CX, CX
+	JLE   gemmBF16x6store
+
+gemmBF16x6loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	VPBROADCASTD (R10)(R9*2), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z11
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	DECQ CX
+	JNZ  gemmBF16x6loop
+
+gemmBF16x6store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
 	VZEROUPPER
 	RET

@@ -61,18 +61,22 @@ P('''	VMOVDQU Y1, (DI)
 
 cvtdone:
 	VZEROUPPER
-	RET
+	RET''')
 
-// func gemmBF16(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+
+def gemm(rows):
+    name = 'gemmBF16x%d' % rows
+    P('')
+    P('''// func %s(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
 //
-// Twelve rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows
-// ldx pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns:
-// for each pair of k, 32 uint32 each holding a column's two weights),
-// plus b[:32] (float32), into twelve rows of dst (ldd floats apart), 32
-// float32 columns each. Accumulators Z0–Z23 (row i in Z(2i), Z(2i+1)),
-// the panel's two weight vectors in Z24, Z25, broadcast input pairs in
-// Z26, Z27. VDPBF16PS adds both products of a pair to a float32 lane.
-TEXT ·gemmBF16(SB), NOSPLIT, $0-56
+// %d rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into %d rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z%d (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·%s(SB), NOSPLIT, $0-56
 	MOVQ k2+0(FP), CX
 	MOVQ x+8(FP), R8
 	MOVQ ldx+16(FP), R9
@@ -81,45 +85,44 @@ TEXT ·gemmBF16(SB), NOSPLIT, $0-56
 	MOVQ b+32(FP), SI
 	MOVQ dst+40(FP), DX
 	MOVQ ldd+48(FP), R13
-	SHLQ $2, R13
-	LEAQ (R8)(R9*2), R10
-	ADDQ R9, R10         // row 3
-	LEAQ (R10)(R9*2), R11
-	ADDQ R9, R11         // row 6
-	LEAQ (R11)(R9*2), R12
-	ADDQ R9, R12         // row 9
-
+	SHLQ $2, R13''' % (name, rows, rows, 2 * rows - 1, name))
+    bases = ['R8', 'R10', 'R11', 'R12'][:rows // 3]
+    for prev, b in zip(bases, bases[1:]):
+        P('\tLEAQ (%s)(R9*2), %s' % (prev, b))
+        P('\tADDQ R9, %s' % b)
+    P('''
 	VMOVUPS (SI), Z0
 	VMOVUPS 64(SI), Z1''')
-for i in range(2, 24):
-    P('\tVMOVAPS Z%d, Z%d' % (i % 2, i))
-P('''	TESTQ CX, CX
-	JLE   store
+    for i in range(2, 2 * rows):
+        P('\tVMOVAPS Z%d, Z%d' % (i % 2, i))
+    P('''	TESTQ CX, CX
+	JLE   %sstore
 
-loop:
+%sloop:
 	VMOVUPS (DI), Z24
-	VMOVUPS 64(DI), Z25''')
-rows = ['(R8)', '(R8)(R9*1)', '(R8)(R9*2)', '(R10)', '(R10)(R9*1)', '(R10)(R9*2)',
-        '(R11)', '(R11)(R9*1)', '(R11)(R9*2)', '(R12)', '(R12)(R9*1)', '(R12)(R9*2)']
-for i, addr in enumerate(rows):
-    t = 26 + i % 2
-    P('\tVPBROADCASTD %s, Z%d' % (addr, t))
-    P(vdpbf16ps(2 * i, 24, t))
-    P(vdpbf16ps(2 * i + 1, 25, t))
-P('''	ADDQ $128, DI
-	ADDQ $4, R8
-	ADDQ $4, R10
-	ADDQ $4, R11
-	ADDQ $4, R12
-	DECQ CX
-	JNZ  loop
+	VMOVUPS 64(DI), Z25''' % (name, name))
+    addrs = [a for b in bases for a in ('(%s)' % b, '(%s)(R9*1)' % b, '(%s)(R9*2)' % b)]
+    for i, addr in enumerate(addrs):
+        t = 26 + i % 2
+        P('\tVPBROADCASTD %s, Z%d' % (addr, t))
+        P(vdpbf16ps(2 * i, 24, t))
+        P(vdpbf16ps(2 * i + 1, 25, t))
+    P('\tADDQ $128, DI')
+    for b in bases:
+        P('\tADDQ $4, %s' % b)
+    P('''	DECQ CX
+	JNZ  %sloop
 
-store:''')
-for i in range(12):
-    P('\tVMOVUPS Z%d, (DX)' % (2 * i))
-    P('\tVMOVUPS Z%d, 64(DX)' % (2 * i + 1))
-    if i < 11:
-        P('\tADDQ    R13, DX')
-P('''	VZEROUPPER
+%sstore:''' % (name, name))
+    for i in range(rows):
+        P('\tVMOVUPS Z%d, (DX)' % (2 * i))
+        P('\tVMOVUPS Z%d, 64(DX)' % (2 * i + 1))
+        if i < rows - 1:
+            P('\tADDQ    R13, DX')
+    P('''	VZEROUPPER
 	RET''')
+
+
+gemm(12)
+gemm(6)
 print('\n'.join(out))

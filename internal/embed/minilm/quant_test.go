@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -23,9 +24,14 @@ const (
 	bf16             // bfloat16, round to nearest even
 	i8               // int8: weights symmetric per output channel, activations per token
 	u8               // activations only: asymmetric per token, 0..255 with a zero point
+	i8g              // int8 weights symmetric per output channel and group of `group` rows of K
+	u8g              // u8 activations asymmetric per token and group of `group` values
 )
 
-func (p prec) String() string { return [...]string{"f32", "bf16", "i8", "u8"}[p] }
+// group is the group size of i8g and u8g.
+var group = 64
+
+func (p prec) String() string { return [...]string{"f32", "bf16", "i8", "u8", "i8g", "u8g"}[p] }
 
 // scheme gives the precision of weights and activations of each of a
 // layer's four products.
@@ -54,20 +60,26 @@ func quantWeights(w []float32, K, N int, p prec) {
 		for i, v := range w[:K*N] {
 			w[i] = roundBF16(v)
 		}
-	case i8:
+	case i8, i8g:
+		g := K
+		if p == i8g {
+			g = group
+		}
 		for n := range N {
 			base, c := n/panel*K*panel, n%panel
-			var mx float32
-			for k := range K {
-				mx = max(mx, abs32(w[base+k*panel+c]))
-			}
-			if mx == 0 {
-				continue
-			}
-			s := mx / 127
-			for k := range K {
-				i := base + k*panel + c
-				w[i] = float32(math.RoundToEven(float64(w[i]/s))) * s
+			for k0 := 0; k0 < K; k0 += g {
+				var mx float32
+				for k := k0; k < k0+g; k++ {
+					mx = max(mx, abs32(w[base+k*panel+c]))
+				}
+				if mx == 0 {
+					continue
+				}
+				s := mx / 127
+				for k := k0; k < k0+g; k++ {
+					i := base + k*panel + c
+					w[i] = float32(math.RoundToEven(float64(w[i]/s))) * s
+				}
 			}
 		}
 	}
@@ -93,6 +105,10 @@ func quantRow(row []float32, p prec) {
 		s := mx / 127
 		for i, v := range row {
 			row[i] = float32(math.RoundToEven(float64(v/s))) * s
+		}
+	case u8g:
+		for k0 := 0; k0 < len(row); k0 += group {
+			quantRow(row[k0:k0+group], u8)
 		}
 	case u8:
 		lo, hi := row[0], row[0]
@@ -175,6 +191,11 @@ var emulatedSchemes = []scheme{
 	{"up int8/u8, rest f32", f32, f32, i8, f32, f32, f32, u8, f32},
 	{"down int8/u8, rest f32", f32, f32, f32, i8, f32, f32, f32, u8},
 	{"qkv+out int8/u8, FFN bf16", i8, i8, bf16, bf16, u8, u8, bf16, bf16},
+	uniform("int8/u8 groups of 32", i8g, u8g),
+	uniform("int8/u8 groups of 64", i8g, u8g),
+	uniform("int8/u8 groups of 128", i8g, u8g),
+	{"FFN int8/u8 groups of 32, rest bf16", bf16, bf16, i8g, i8g, bf16, bf16, u8g, u8g},
+	{"FFN int8/u8 groups of 64, rest bf16", bf16, bf16, i8g, i8g, bf16, bf16, u8g, u8g},
 }
 
 // TestQuantizedCosine logs, for each emulated scheme, the minimum and mean
@@ -187,10 +208,21 @@ func TestQuantizedCosine(t *testing.T) {
 		t.Skip("a measurement: MINILM_QUANT=1 go test -run QuantizedCosine -v")
 	}
 	m := testModel(t)
+	// The float32 kernels (emulate wraps matmul, which the bf16 path does
+	// not take): the fastest of them.
+	for _, k := range kernelChoices() {
+		if !k.useBF16 {
+			forceKernels(t, k)
+			break
+		}
+	}
 	texts := referenceTexts()
 	for _, limit := range []int{DocTokens, DefaultMaxTokens} {
 		want := reference(t, texts, limit)
 		for _, s := range emulatedSchemes {
+			if i := strings.Index(s.name, "groups of "); i >= 0 {
+				fmt.Sscanf(s.name[i+len("groups of "):], "%d", &group)
+			}
 			restore := emulate(t, m, s)
 			got, err := m.EmbedBatch(context.Background(), texts, limit)
 			restore()
