@@ -11,8 +11,12 @@ import (
 // VDPBF16PS does two multiply-adds per float32 lane. Measured against the
 // reference engine (TestQuantizedCosine, emulated; TestReference, the
 // kernel itself) it keeps every reference text's cosine above 0.9999;
-// int8 schemes did not reach 0.999 (architecture.md has the figures).
-// Attention (Q·Kᵀ, P·V), LayerNorm, GELU and pooling stay float32.
+// int8 with one scale per output channel and per token did not reach
+// 0.999; int8 in groups of 32 along K did (and groups of 64 in the
+// feed-forward products only, the rest bf16), at the price of a float
+// rescale of every accumulator per group (architecture.md has the
+// figures). Attention (Q·Kᵀ, P·V), LayerNorm, GELU and pooling stay
+// float32.
 
 // bfPanel is the output columns of a packed bf16 panel.
 const bfPanel = 32
