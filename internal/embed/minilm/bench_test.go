@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -91,4 +93,59 @@ func randMat(n int) []float32 {
 		v[i] = r.Float32()*2 - 1
 	}
 	return v
+}
+
+// BenchmarkMatmulBF16 is BenchmarkMatmul with the bf16 kernel (the input
+// converted to bfloat16 in each call, as linearBF16 does), where the CPU
+// has it.
+func BenchmarkMatmulBF16(b *testing.B) {
+	if !useBF16 {
+		b.Skipf("kernel %s: no bf16 kernel", kernel)
+	}
+	for _, tc := range []struct{ T, K, N int }{{4, 384, 1536}, {20, 384, 1536}, {64, 384, 1536}, {256, 384, 1536}, {64, 1536, 384}} {
+		x, bias, dst := randMat(tc.T*tc.K), randMat(tc.N), make([]float32, tc.T*tc.N)
+		w := packBF16(randMat(tc.K*tc.N), tc.K, tc.N)
+		var xb []uint32
+		b.Run(fmt.Sprintf("%dx%dx%d", tc.T, tc.K, tc.N), func(b *testing.B) {
+			reportCPU(b, func() { xb = linearBF16(dst, x, xb, tc.T, tc.K, tc.N, w, bias, 1) })
+			b.ReportMetric(float64(tc.T*tc.K*tc.N)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MMAC/s")
+		})
+	}
+}
+
+// BenchmarkQueryBF16 is BenchmarkQuery with the bf16 kernel, its weights
+// already packed: what a prompt would cost in a process that had packed
+// them (EmbedText keeps the float32 kernels: a fresh hook process would
+// pay BenchmarkPackBF16 first).
+func BenchmarkQueryBF16(b *testing.B) {
+	if !useBF16 {
+		b.Skipf("kernel %s: no bf16 kernel", kernel)
+	}
+	m := testModel(b)
+	bf := m.bf16Weights()
+	for _, n := range []int{20, 64} {
+		text := textOf(b, m, n)
+		v := make([]float32, Dim)
+		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			cpu := processCPU()
+			for b.Loop() {
+				m.embedInto(v, text, 0, runtime.GOMAXPROCS(0), bf)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkPackBF16 is the one-off cost of a model's bf16 weights, from
+// the mapped file (its pages already resident).
+func BenchmarkPackBF16(b *testing.B) {
+	if !useBF16 {
+		b.Skipf("kernel %s: no bf16 kernel", kernel)
+	}
+	m := testModel(b)
+	m.Check() // reads the whole file: its pages resident
+	reportCPU(b, func() {
+		m.bfOnce = sync.Once{}
+		m.bf16Weights()
+	})
 }

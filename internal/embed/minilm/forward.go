@@ -17,6 +17,7 @@ type work struct {
 	prob []float32 // heads × T × T attention weights
 	kt   []float32 // heads × head size × T: each head's keys, transposed
 	vp   []float32 // heads × head size × T: each head's values (SIMD kernels)
+	xb   []uint32  // a product's input as bfloat16 pairs (bf16 kernel)
 }
 
 func grow(s []float32, n int) []float32 {
@@ -31,8 +32,9 @@ func grow(s []float32, n int) []float32 {
 const parallelMin = 1 << 19
 
 // forward runs the encoder over wk.ids and writes the pooled, normalised
-// vector into v.
-func (m *Model) forward(wk *work, v []float32, threads int) {
+// vector into v; its matrix products take the bf16 kernel when bf is not
+// nil.
+func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 	T, H, I, heads := len(wk.ids), Dim, int(m.h.Inter), int(m.h.Heads)
 	wk.x = grow(wk.x, T*H)
 	wk.qkv = grow(wk.qkv, T*3*H)
@@ -55,14 +57,23 @@ func (m *Model) forward(wk *work, v []float32, threads int) {
 		}
 	}
 	layerNorm(wk.x, nil, T, H, at(l.embLNg, H), at(l.embLNb, H), eps)
-	for _, ll := range l.layers {
-		linear(wk.qkv, wk.x, T, H, 3*H, at(ll.qkvW, 3*H*H), at(ll.qkvB, 3*H), threads)
+	for li, ll := range l.layers {
+		// prod is one of the layer's four products: x (T × K) times the
+		// weights at off (K × N) plus the bias at boff, into dst.
+		prod := func(dst, x []float32, K, N int, off, boff uint64, wb func(*bfLayer) []uint32) {
+			if bf != nil {
+				wk.xb = linearBF16(dst, x, wk.xb, T, K, N, wb(&bf.layers[li]), at(boff, N), threads)
+				return
+			}
+			linear(dst, x, T, K, N, at(off, K*N), at(boff, N), threads)
+		}
+		prod(wk.qkv, wk.x, H, 3*H, ll.qkvW, ll.qkvB, func(b *bfLayer) []uint32 { return b.qkv })
 		attention(wk.ctx, wk.qkv, wk.prob, wk.kt, wk.vp, T, H, heads, threads)
-		linear(wk.tmp, wk.ctx, T, H, H, at(ll.outW, H*H), at(ll.outB, H), threads)
+		prod(wk.tmp, wk.ctx, H, H, ll.outW, ll.outB, func(b *bfLayer) []uint32 { return b.out })
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln1g, H), at(ll.ln1b, H), eps)
-		linear(wk.up, wk.x, T, H, I, at(ll.upW, I*H), at(ll.upB, I), threads)
+		prod(wk.up, wk.x, H, I, ll.upW, ll.upB, func(b *bfLayer) []uint32 { return b.up })
 		gelu(wk.up)
-		linear(wk.tmp, wk.up, T, I, H, at(ll.downW, H*I), at(ll.downB, H), threads)
+		prod(wk.tmp, wk.up, I, H, ll.downW, ll.downB, func(b *bfLayer) []uint32 { return b.down })
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln2g, H), at(ll.ln2b, H), eps)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"simd/archsimd"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 func init() {
@@ -13,6 +15,78 @@ func init() {
 		matmul, gelu, axpy, expSum, normRow = matmulAVX2, geluAVX2, axpyAVX2, expSumAVX2, normRowAVX2
 		attendHeads = attendHeadsAVX2
 		kernel = "avx2-fma"
+		// HasAVX512 includes the operating system's saving of the
+		// 512-bit registers.
+		if cpu.X86.HasAVX512 && cpu.X86.HasAVX512BF16 {
+			matmulBF16, bf16Pairs, useBF16 = matmulBF16AVX512, bf16PairsAVX512, true
+			kernel = "avx512-bf16"
+		}
+	}
+}
+
+// cvtBF16 rounds n float32 (a multiple of 16) at src to bfloat16 at dst
+// with VCVTNEPS2BF16 (gemm_bf16_amd64.s): to nearest even, as bf16Bits,
+// except that subnormal inputs become zero.
+//
+//go:noescape
+func cvtBF16(dst *uint32, src *float32, n int)
+
+// bf16PairsAVX512 is bf16PairsGo with cvtBF16 for all but the last
+// len(src) mod 16 values.
+func bf16PairsAVX512(dst []uint32, src []float32) {
+	src = src[:2*len(dst)]
+	n := len(src) &^ 15
+	if n > 0 {
+		cvtBF16(&dst[0], &src[0], n)
+	}
+	bf16PairsGo(dst[n/2:], src[n:])
+}
+
+// gemmBF16x12 is the micro-kernel of matmulBF16AVX512
+// (gemm_bf16_amd64.s, written by gemm_bf16_gen.py): 12 rows of x as
+// bfloat16 pairs (k2 pairs each, ldx apart) times the packed bf16 panel w
+// (k2 pairs × bfPanel columns) plus b[:bfPanel] into 12 rows of dst (ldd
+// apart), float32.
+//
+//go:noescape
+func gemmBF16x12(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+
+// gemmBF16x6 is gemmBF16x12 for 6 rows.
+//
+//go:noescape
+func gemmBF16x6(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+
+// matmulBF16AVX512 is matmulBF16 with gemmBF16x12: blocks of 12 tokens ×
+// 32 columns, 24 zmm accumulators held for the whole of K. The last T mod
+// 12 tokens, if any, are computed by gemmBF16x6 (up to 6) or gemmBF16x12
+// into a tile on the stack (xb's rows past T are zero), whose rows below
+// T are copied out. Measured on a 64×384 by 384×1536 product, CPU time
+// per call: 0.44 ms, against 0.73 ms with gemm6x16 in float32.
+func matmulBF16AVX512(dst []float32, xb []uint32, T, K, N int, w []uint32, b []float32, q0, q1 int) {
+	K2 := K / 2
+	Tp := (T + bfRows - 1) / bfRows * bfRows
+	xb, dst = xb[:Tp*K2], dst[:T*N]
+	var tile [bfRows * bfPanel]float32
+	for q := q0; q < q1; q++ {
+		wq := w[q*K2*bfPanel : (q+1)*K2*bfPanel]
+		col := q * bfPanel
+		bq := b[col : col+bfPanel]
+		t := 0
+		for ; t+bfRows <= T; t += bfRows {
+			_ = dst[(t+bfRows-1)*N+col+bfPanel-1]
+			gemmBF16x12(K2, &xb[t*K2], K2, &wq[0], &bq[0], &dst[t*N+col], N)
+		}
+		if t == T {
+			continue
+		}
+		if T-t <= bfRows/2 {
+			gemmBF16x6(K2, &xb[t*K2], K2, &wq[0], &bq[0], &tile[0], bfPanel)
+		} else {
+			gemmBF16x12(K2, &xb[t*K2], K2, &wq[0], &bq[0], &tile[0], bfPanel)
+		}
+		for r := range T - t {
+			copy(dst[(t+r)*N+col:(t+r)*N+col+bfPanel], tile[r*bfPanel:(r+1)*bfPanel])
+		}
 	}
 }
 

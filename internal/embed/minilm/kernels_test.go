@@ -125,3 +125,142 @@ func TestKernels(t *testing.T) {
 		}
 	}
 }
+
+// kernelSet is the package's kernel choice, for tests that force one.
+type kernelSet struct {
+	matmul      func(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int)
+	gelu        func([]float32)
+	axpy        func(dst, x []float32, a float32)
+	expSum      func([]float32, float32) float32
+	normRow     func(row, add, g, b []float32, eps float32)
+	attendHeads func(ctx, qkv, prob, kt, vp []float32, T, H, heads, h0, h1 int)
+	useBF16     bool
+	kernel      string
+}
+
+func currentKernels() kernelSet {
+	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, kernel}
+}
+
+func (k kernelSet) set() {
+	matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.useBF16, k.kernel
+}
+
+// kernelChoices are the kernels this build and CPU can run, fastest
+// first: the one chosen at start-up, then without bf16 (the float32 SIMD
+// kernels), then plain Go.
+func kernelChoices() []kernelSet {
+	chosen := currentKernels()
+	choices := []kernelSet{chosen}
+	if chosen.useBF16 {
+		f := chosen
+		f.useBF16, f.kernel = false, "avx2-fma"
+		choices = append(choices, f)
+	}
+	if chosen.kernel != "go" {
+		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, false, "go"})
+	}
+	return choices
+}
+
+// forceKernels runs the rest of the test with k, then restores the
+// kernels in use.
+func forceKernels(t *testing.T, k kernelSet) {
+	old := currentKernels()
+	k.set()
+	t.Cleanup(old.set)
+}
+
+// TestBF16Kernel checks the bf16 product against matmulGo given the same
+// bfloat16-rounded inputs: only the order of the float32 sums differs.
+func TestBF16Kernel(t *testing.T) {
+	if !useBF16 {
+		t.Skipf("kernel %s: no bf16 kernel (needs GOEXPERIMENT=simd and a CPU with AVX512-BF16)", kernel)
+	}
+	for _, tc := range []struct{ T, K, N int }{{1, 384, 32}, {2, 384, 64}, {5, 8, 32}, {11, 384, 384}, {12, 384, 1152}, {13, 1536, 384}, {24, 384, 1536}, {61, 1536, 384}, {128, 384, 96}} {
+		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
+		for i := range x {
+			x[i] *= 4 // a range of exponents, as activations have
+		}
+		xr, wr := slices.Clone(x), slices.Clone(w)
+		for i := range xr {
+			xr[i] = roundBF16(xr[i])
+		}
+		for i := range wr {
+			wr[i] = roundBF16(wr[i])
+		}
+		want := make([]float32, tc.T*tc.N)
+		matmulGo(want, xr, tc.T, tc.K, tc.N, wr, b, 0, tc.N/panel)
+		// Dirty output and a dirty, too long conversion buffer, as pooled
+		// ones are.
+		got := randMat(tc.T*tc.N + 1)[:tc.T*tc.N]
+		xb := make([]uint32, 8192)
+		for i := range xb {
+			xb[i] = 0x3f803f80 // 1, 1
+		}
+		xb = linearBF16(got, x, xb, tc.T, tc.K, tc.N, packBF16(w, tc.K, tc.N), b, 2)
+		// The bound: a few float32 roundings of the sum of the products'
+		// magnitudes (the sums cancel, so relative to the result says
+		// nothing).
+		mag := make([]float32, tc.T*tc.N)
+		matmulGo(mag, absAll(xr), tc.T, tc.K, tc.N, absAll(wr), absAll(b), 0, tc.N/panel)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-6*float64(mag[i]) {
+				t.Fatalf("bf16 %v: [%d] = %g, plain Go on bf16 inputs %g (sum of magnitudes %g)", tc, i, got[i], want[i], mag[i])
+			}
+		}
+		if len(xb)%bfRows != 0 && len(xb) != (tc.T+bfRows-1)/bfRows*bfRows*tc.K/2 {
+			t.Fatalf("bf16 %v: conversion buffer of %d", tc, len(xb))
+		}
+	}
+}
+
+func TestBF16Bits(t *testing.T) {
+	for _, tc := range []struct {
+		in   float32
+		want uint32
+	}{
+		{1, 0x3f80},
+		{-2, 0xc000},
+		{0, 0},
+		{math.Float32frombits(0x3f808000), 0x3f80}, // a tie: to even
+		{math.Float32frombits(0x3f818000), 0x3f82}, // a tie: to even, up
+		{math.Float32frombits(0x3f808001), 0x3f81}, // above the tie
+		{float32(math.Inf(1)), 0x7f80},
+		{math.Float32frombits(0x7f7fffff), 0x7f80}, // the largest float32 rounds to +Inf
+	} {
+		if got := bf16Bits(tc.in); got != tc.want {
+			t.Errorf("bf16Bits(%g = %#x) = %#x, want %#x", tc.in, math.Float32bits(tc.in), got, tc.want)
+		}
+	}
+	if got := bf16Bits(float32(math.NaN())); got&0x7f80 != 0x7f80 || got&0x7f == 0 {
+		t.Errorf("bf16Bits(NaN) = %#x, not a NaN", got)
+	}
+}
+
+func absAll(x []float32) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = abs32(v)
+	}
+	return y
+}
+
+// TestBF16Pairs checks the conversion in use against bf16Bits, on normal
+// values of every magnitude (subnormals are flushed to zero by the SIMD
+// conversion, and do not occur in the encoder).
+func TestBF16Pairs(t *testing.T) {
+	for _, n := range []int{2, 16, 30, 32, 34, 1000} {
+		src := randMat(n)
+		for i := range src {
+			src[i] *= float32(math.Pow(10, float64(i%60-30)))
+		}
+		src[0] = math.Float32frombits(0x3f808000) // a tie
+		want, got := make([]uint32, n/2), make([]uint32, n/2)
+		bf16PairsGo(want, src)
+		bf16Pairs(got, src)
+		if !slices.Equal(got, want) {
+			t.Fatalf("bf16Pairs(%d values) = %x, want %x", n, got, want)
+		}
+	}
+}

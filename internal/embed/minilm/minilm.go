@@ -9,7 +9,9 @@
 // as sentence-transformers does for this model.
 //
 // The matrix kernels are plain Go by default; built with
-// GOEXPERIMENT=simd on amd64 they use AVX2 and FMA when the CPU has them.
+// GOEXPERIMENT=simd on amd64 they use AVX2 and FMA when the CPU has them,
+// and batches (the worker's) multiply in bfloat16 when it also has
+// AVX512-BF16 (bf16.go).
 package minilm
 
 import (
@@ -53,6 +55,9 @@ type Model struct {
 	use sync.RWMutex
 
 	pool sync.Pool // *work
+
+	bfOnce sync.Once
+	bf     *bfWeights // see bf16Weights
 }
 
 var _ embed.Embedder = (*Model)(nil)
@@ -130,6 +135,7 @@ func (m *Model) Close() error {
 	defer m.use.Unlock()
 	m.tok = tokenizer{}
 	m.w = nil
+	m.bf = nil
 	return m.unmap(m.data)
 }
 
@@ -148,7 +154,9 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 }
 
 // EmbedBatch is Embed with a token limit (at least 2; [CLS] and [SEP]
-// count).
+// count). Where the bf16 kernel runs, its matrix products take bfloat16
+// inputs (weights packed on the first batch): the vectors differ from
+// EmbedText's by a cosine distance of about 1e-5.
 func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) ([][]float32, error) {
 	if m.closed.Load() {
 		return nil, errClosed
@@ -158,13 +166,14 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 	for i := range out {
 		out[i] = flat[i*Dim : (i+1)*Dim : (i+1)*Dim]
 	}
+	bf := m.batchWeights()
 	workers := min(runtime.GOMAXPROCS(0), len(texts))
 	if workers <= 1 {
 		for i, t := range texts {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			m.embedInto(out[i], t, maxTokens, runtime.GOMAXPROCS(0))
+			m.embedInto(out[i], t, maxTokens, runtime.GOMAXPROCS(0), bf)
 		}
 		return out, nil
 	}
@@ -177,7 +186,7 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 				if i >= len(texts) || ctx.Err() != nil {
 					return
 				}
-				m.embedInto(out[i], texts[i], maxTokens, 1)
+				m.embedInto(out[i], texts[i], maxTokens, 1, bf)
 			}
 		})
 	}
@@ -186,6 +195,21 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 		return nil, err
 	}
 	return out, nil
+}
+
+// batchWeights is the bf16 weights batches use, packed on the first
+// batch, or nil for the float32 kernels (no AVX512-BF16, or a build
+// without GOEXPERIMENT=simd).
+func (m *Model) batchWeights() *bfWeights {
+	if !useBF16 {
+		return nil
+	}
+	m.use.RLock()
+	defer m.use.RUnlock()
+	if m.closed.Load() {
+		return nil
+	}
+	return m.bf16Weights()
 }
 
 // EmbedText embeds one text, truncated to maxTokens tokens (≤ 0 means
@@ -205,7 +229,7 @@ func (m *Model) EmbedInto(v []float32, text string, maxTokens int) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	m.embedInto(v, text, maxTokens, runtime.GOMAXPROCS(0))
+	m.embedInto(v, text, maxTokens, runtime.GOMAXPROCS(0), nil)
 }
 
 // Tokens returns the token ids of text as the model sees them, [CLS] and
@@ -227,7 +251,7 @@ func (m *Model) clampTokens(n int) int {
 	return max(2, min(n, int(m.h.MaxPos)))
 }
 
-func (m *Model) embedInto(v []float32, text string, maxTokens, threads int) {
+func (m *Model) embedInto(v []float32, text string, maxTokens, threads int, bf *bfWeights) {
 	m.use.RLock()
 	defer m.use.RUnlock()
 	if m.closed.Load() {
@@ -238,7 +262,7 @@ func (m *Model) embedInto(v []float32, text string, maxTokens, threads int) {
 		wk = &work{}
 	}
 	wk.ids, wk.word = m.tok.encode(wk.ids, wk.word, text, m.clampTokens(maxTokens))
-	m.forward(wk, v, threads)
+	m.forward(wk, v, threads, bf)
 	m.pool.Put(wk)
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -55,7 +56,9 @@ func TestTokens(t *testing.T) {
 }
 
 // TestEmbedPaths checks that the batch, single-text and concurrent paths
-// agree, that vectors are unit length, and that Embed honours ctx.
+// agree (bit for bit with the same kernels; where batches multiply in
+// bf16 and single texts in float32, to a cosine of 0.9999), that vectors
+// are unit length, and that Embed honours ctx.
 func TestEmbedPaths(t *testing.T) {
 	m := testModel(t)
 	texts := []string{"alpha beta", "", "user: which restaurants in Rome?", strings.Repeat("long text ", 60)}
@@ -65,7 +68,18 @@ func TestEmbedPaths(t *testing.T) {
 	}
 	for i, text := range texts {
 		one := m.EmbedText(text, 0)
-		if !slices.Equal(one, vs[i]) {
+		if bf := m.batchWeights(); bf != nil {
+			// The single-text path with the batches' bf16 kernel, split
+			// across goroutines as EmbedText is: the same bits.
+			same := make([]float32, Dim)
+			m.embedInto(same, text, DefaultMaxTokens, runtime.GOMAXPROCS(0), bf)
+			if !slices.Equal(same, vs[i]) {
+				t.Errorf("%q: bf16 single-text vector differs from Embed's (cosine %.7f)", trim(text), cosine(same, vs[i]))
+			}
+			if c := cosine(one, vs[i]); c < 0.9999 {
+				t.Errorf("EmbedText(%q) (float32) has cosine %.7f with Embed's (bf16) vector", trim(text), c)
+			}
+		} else if !slices.Equal(one, vs[i]) {
 			t.Errorf("EmbedText(%q) differs from Embed's vector (cosine %.7f)", trim(text), cosine(one, vs[i]))
 		}
 		var n float64

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -182,47 +183,84 @@ func cosine(a, b []float32) float64 {
 // TestReference compares Embed with the published model's own engine
 // (candle, compiled to WebAssembly, in @lat.md/embed) on every text of
 // referenceTexts, at the default token limit and at 32 tokens (the
-// prompt hook's kind of limit): cosine ≥ 0.999 for each.
+// prompt hook's kind of limit): cosine ≥ 0.999 for each. It runs with
+// each kernel this build and CPU have (kernelChoices): the one chosen at
+// start-up on every text, the slower ones on every 4th.
 func TestReference(t *testing.T) {
 	m := testModel(t)
-	texts := referenceTexts()
-	if len(texts) < 200 {
-		t.Fatalf("only %d reference texts", len(texts))
+	all := referenceTexts()
+	if len(all) < 200 {
+		t.Fatalf("only %d reference texts", len(all))
 	}
-	if raceEnabled || testing.Short() {
-		// Minutes under the race detector: every 8th text there; the
-		// whole set runs in the builds without it.
+	every := func(n int) []string {
 		var some []string
-		for i := 0; i < len(texts); i += 8 {
-			some = append(some, texts[i])
+		for i := 0; i < len(all); i += n {
+			some = append(some, all[i])
 		}
-		texts = some
+		return some
 	}
-	for _, limit := range []int{DefaultMaxTokens, 32} {
-		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			sub := texts
-			if limit != DefaultMaxTokens {
-				sub = texts[:len(texts)/3]
-				sub = append(sub, texts[len(texts)-8:]...)
+	// The reference engine runs once per text and limit.
+	refs := map[int]map[string][]float32{}
+	cached := func(t *testing.T, texts []string, limit int) [][]float32 {
+		if refs[limit] == nil {
+			refs[limit] = map[string][]float32{}
+		}
+		var missing []string
+		for _, s := range texts {
+			if _, ok := refs[limit][s]; !ok && !slices.Contains(missing, s) {
+				missing = append(missing, s)
 			}
-			want := reference(t, sub, limit)
-			got, err := m.EmbedBatch(context.Background(), sub, limit)
-			if err != nil {
-				t.Fatal(err)
+		}
+		if len(missing) > 0 {
+			for i, v := range reference(t, missing, limit) {
+				refs[limit][missing[i]] = v
 			}
-			if len(sub) < 2 {
-				t.Fatal("no texts")
+		}
+		out := make([][]float32, len(texts))
+		for i, s := range texts {
+			out[i] = refs[limit][s]
+		}
+		return out
+	}
+	for i, k := range kernelChoices() {
+		texts := all
+		switch {
+		case raceEnabled || testing.Short():
+			// Minutes under the race detector: every 8th text there; the
+			// whole set runs in the builds without it.
+			texts = every(8)
+		case i > 0:
+			texts = every(4)
+		}
+		t.Run(k.kernel, func(t *testing.T) {
+			forceKernels(t, k)
+			for _, limit := range []int{DefaultMaxTokens, 32} {
+				t.Run(fmt.Sprint(limit), func(t *testing.T) {
+					sub := texts
+					if limit != DefaultMaxTokens {
+						sub = texts[:len(texts)/3]
+						sub = append(sub, texts[len(texts)-8:]...)
+					}
+					want := cached(t, sub, limit)
+					got, err := m.EmbedBatch(context.Background(), sub, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(sub) < 2 {
+						t.Fatal("no texts")
+					}
+					minCos, sum := 1.0, 0.0
+					for i := range sub {
+						c := cosine(got[i], want[i])
+						sum += c
+						minCos = min(minCos, c)
+						if !(c >= 0.999) {
+							t.Errorf("text %d %q: cosine %.6f with the reference, tokens %v", i, trim(sub[i]), c, m.Tokens(sub[i], limit))
+						}
+					}
+					t.Logf("%d texts, limit %d tokens, kernel %s: cosine min %.7f (1−min %.1e), mean %.7f", len(sub), limit, kernel, minCos, 1-minCos, sum/float64(len(sub)))
+				})
 			}
-			minCos, sum := 1.0, 0.0
-			for i := range sub {
-				c := cosine(got[i], want[i])
-				sum += c
-				minCos = min(minCos, c)
-				if !(c >= 0.999) {
-					t.Errorf("text %d %q: cosine %.6f with the reference, tokens %v", i, trim(sub[i]), c, m.Tokens(sub[i], limit))
-				}
-			}
-			t.Logf("%d texts, limit %d tokens, kernel %s: cosine min %.7f (1−min %.1e), mean %.7f", len(sub), limit, kernel, minCos, 1-minCos, sum/float64(len(sub)))
 		})
 	}
 }
