@@ -165,15 +165,19 @@ func participle(w string) bool {
 	return len(w) > 4 && strings.HasSuffix(w, "ed")
 }
 
-// dangling reports a subject that ends where its phrase cannot: on a
-// participle or a preposition that lost its complement ("clothing made",
-// "story points per"). No belief is made of it: a fragment would read as a
-// claim the user never made.
+// dangling reports a subject or value that ends where its phrase cannot:
+// on a participle or a preposition that lost its complement ("clothing
+// made", "story points per"), or on a pronoun whose referent was in the
+// conversation ("learning with them"). No belief is made of it: a fragment
+// would read as a claim the user never made.
 func dangling(subj string) bool {
 	w := lastWord(subj)
 	switch w {
 	case "per", "of", "to", "for", "with", "from", "by", "about", "like", "such", "than", "into", "onto", "via",
-		"including", "involving", "containing", "using", "regarding":
+		"including", "involving", "containing", "using", "regarding",
+		// A pronoun names what only the conversation knew ("is even
+		// learning with them").
+		"them", "it", "him", "her", "this", "that", "these", "those", "there":
 		return true
 	}
 	return participle(w) && strings.Contains(subj, " ")
