@@ -94,7 +94,7 @@ type claim struct {
 // claimOf reduces a signal; ok is false for signals no belief can use.
 func claimOf(s episode.Signal) (claim, bool) {
 	subj := headTerm(normTerm(s.Subject))
-	if subj == "" || dangling(subj) {
+	if subj == "" || dangling(subj) || speakerWords(subj) {
 		return claim{}, false
 	}
 	pol := 1
@@ -103,15 +103,15 @@ func claimOf(s episode.Signal) (claim, bool) {
 	}
 	switch s.Kind {
 	case episode.SignalPreference, episode.SignalDecision, episode.SignalCorrection:
-		return claim{subject: subj, class: classPref, polarity: pol, object: normTerm(s.Object)}, true
+		return claim{subject: subj, class: classPref, polarity: pol, object: purpose(s.Object)}, true
 	case episode.SignalAvoid:
-		return claim{subject: subj, class: classPref, polarity: -1, object: normTerm(s.Object)}, true
+		return claim{subject: subj, class: classPref, polarity: -1, object: purpose(s.Object)}, true
 	case episode.SignalSwitch:
 		// "switch from X to Y": X is what is left behind; Y comes with a
 		// preference signal of its own.
 		return claim{subject: subj, class: classPref, polarity: -1}, true
 	case episode.SignalFact:
-		if obj := normTerm(s.Object); obj != "" && !dangling(obj) {
+		if obj := normTerm(s.Object); obj != "" && !dangling(obj) && !speakerWords(obj) {
 			return claim{subject: subj, class: classFact, polarity: 1, object: obj}, true
 		}
 	}
@@ -154,6 +154,29 @@ func headTerm(s string) string {
 
 // lastWord is the last space-separated word of s.
 func lastWord(s string) string { return s[strings.LastIndexByte(s, ' ')+1:] }
+
+// purpose is a preference's purpose as a claim keeps it: none when it is
+// said in the speaker's own words ("for indentation in my own code").
+func purpose(obj string) string {
+	if obj = normTerm(obj); speakerWords(obj) {
+		return ""
+	}
+	return obj
+}
+
+// speakerWords reports a phrase that speaks in the first or second person
+// ("proud of how far i've come", "take care of yourself"): said of "User"
+// it reads wrong or means another person, so no belief is made of it.
+func speakerWords(s string) bool {
+	for _, w := range strings.Fields(s) {
+		switch strings.Trim(w, ".,;:!?\"'()") {
+		case "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "you", "you're", "you've", "you'd",
+			"you'll", "your", "yours", "yourself", "yourselves":
+			return true
+		}
+	}
+	return false
+}
 
 // participle reports a word that reads as a past participle ("made",
 // "based", "cooked"), which a subject cannot end on.

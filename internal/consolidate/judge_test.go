@@ -44,3 +44,22 @@ func TestDanglingFactValueMakesNoClaim(t *testing.T) {
 		t.Error("a whole value made no claim")
 	}
 }
+
+func TestSpeakerWordsMakeNoClaim(t *testing.T) {
+	for _, sig := range []episode.Signal{
+		{Kind: episode.SignalPreference, Subject: "take care of yourself", Polarity: 1},
+		{Kind: episode.SignalPreference, Subject: "embrace my womanhood", Polarity: 1},
+		{Kind: episode.SignalFact, Subject: "user", Object: "is proud of how far i've come", Polarity: 1},
+	} {
+		if c, ok := claimOf(sig); ok {
+			t.Errorf("claimOf(%+v)=%+v: a first- or second-person phrase made a claim", sig, c)
+		}
+	}
+	if _, ok := claimOf(episode.Signal{Kind: episode.SignalFact, Subject: "user", Object: "is learning german", Polarity: 1}); !ok {
+		t.Error("a third-person fact made no claim")
+	}
+	// A purpose in the speaker's words is dropped, the preference kept.
+	if c, ok := claimOf(episode.Signal{Kind: episode.SignalPreference, Subject: "tab", Object: "indentation in my own code", Polarity: 1}); !ok || c.object != "" {
+		t.Errorf("claimOf(tabs for indentation in my own code)=%+v, %v", c, ok)
+	}
+}
