@@ -278,12 +278,14 @@ type row struct {
 	Growth      float64 `json:"growth_vs_first"`
 	RatioGrowth float64 `json:"ratio_growth_vs_first"`
 	CPUGrowth   float64 `json:"cpu_growth_vs_first,omitempty"`
-	// Output: whether the hook printed an answer with the long deadline;
-	// DefaultOK of DefaultRuns runs with the default deadline printed one.
-	Output      bool        `json:"output"`
-	DefaultOK   int         `json:"default_deadline_outputs"`
-	DefaultRuns int         `json:"default_deadline_runs"`
-	Info        *promptInfo `json:"prompt_info,omitempty"`
+	// Output: whether the hook printed an answer with the long deadline,
+	// InjectedBytes the length of its additionalContext; DefaultOK of
+	// DefaultRuns runs with the default deadline printed one.
+	Output        bool        `json:"output"`
+	InjectedBytes int         `json:"injected_bytes"`
+	DefaultOK     int         `json:"default_deadline_outputs"`
+	DefaultRuns   int         `json:"default_deadline_runs"`
+	Info          *promptInfo `json:"prompt_info,omitempty"`
 }
 
 type sizeInfo struct {
@@ -300,7 +302,7 @@ type sizeInfo struct {
 // report: storegen report -raw DIR -out FILE -sizes 1k,10k,100k -kinds rare,common,...
 //
 // Layout of -raw: round<N>/<size>.<kind>[.baseline|.shell].json|.txt,
-// <size>.<kind>.output ("OUT DEFAULT_OK DEFAULT_RUNS"), <size>.hits.json
+// <size>.<kind>.output ("OUT DEFAULT_OK DEFAULT_RUNS [INJECTED_BYTES]"), <size>.hits.json
 // (storegen hits), <size>.size.json (sizeInfo).
 func report(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
@@ -375,10 +377,13 @@ func report(args []string) error {
 			}
 			if b, err := os.ReadFile(filepath.Join(*raw, name(size, kind)+".output")); err == nil {
 				f := strings.Fields(string(b))
-				if len(f) == 3 {
+				if len(f) >= 3 {
 					rw.Output = f[0] == "1"
 					rw.DefaultOK, _ = strconv.Atoi(f[1])
 					rw.DefaultRuns, _ = strconv.Atoi(f[2])
+				}
+				if len(f) >= 4 {
+					rw.InjectedBytes, _ = strconv.Atoi(f[3])
 				}
 			}
 			for i := range infos {
@@ -428,6 +433,9 @@ func report(args []string) error {
 		outS := "no"
 		if r.Output {
 			outS = "yes"
+			if r.InjectedBytes > 0 {
+				outS = fmt.Sprintf("%d B", r.InjectedBytes)
+			}
 		}
 		def := "-"
 		if r.DefaultRuns > 0 {
