@@ -86,10 +86,26 @@ type options struct {
 }
 
 // Episodes i*EpisodesPerSession… belong to session i, which works on issue
-// #(IssueBase+i): the rare prompt of bench/storegen/prompts.json names one.
+// #(IssueBase+i): the rare prompt of bench/storegen/prompts.json names one,
+// #(IssueBase+RareSession), whose session settled it in one exchange
+// (rareEpisode): so that the rare prompt has its answer in every store,
+// the same record at every size.
 const (
 	EpisodesPerSession = 12
 	IssueBase          = 10000
+	RareSession        = 42
+)
+
+// rareEpisode is the index of the episode that answers the rare prompt.
+const rareEpisode = RareSession*EpisodesPerSession + 5
+
+// The rare prompt's answer: a decision, in the summary and the exchange.
+const (
+	rareSummary = "Decided for #10042: chrony steps the clock once at the leapsecond instead of smearing it, " +
+		"and the billing jobs read the monotonic clock"
+	rareContext = "User: for #10042, should chrony step the clock at the leapsecond or smear it?\n\n" +
+		"Assistant: Step it once: chrony's leapsecmode is set to step in deploy/chrony.conf, and the billing " +
+		"jobs now read the monotonic clock, so a repeated second cannot bill an invoice twice."
 )
 
 // ProjectRoot is the directory under which the generated projects live:
@@ -270,16 +286,34 @@ func (g *gen) record(i int) ([]byte, error) {
 	v.issue = strconv.Itoa(IssueBase + i/EpisodesPerSession) // unused by beliefs
 	if i < g.o.episodes {
 		e := g.episode(i, r, v)
+		if i == rareEpisode {
+			g.plantRare(&e)
+		}
 		if err := g.realVector(&e.Embedding, episodeText(e.Summary, e.Context)); err != nil {
 			return nil, fmt.Errorf("episode %s: %w", e.ID, err)
 		}
 		return json.Marshal(episodeRecord{Kind: "episode", Episode: e})
 	}
-	b := g.belief(i-g.o.episodes, r, v)
+	// A belief's stream does not depend on the episode count: the stores
+	// of every size hold the same beliefs.
+	j := i - g.o.episodes
+	r = rand.New(rand.NewPCG(g.o.seed, 1<<50+uint64(j)))
+	b := g.belief(j, r, newVocab(r))
 	if err := g.realVector(&b.Embedding, b.Statement); err != nil {
 		return nil, fmt.Errorf("belief %s: %w", b.ID, err)
 	}
 	return json.Marshal(beliefRecord{Kind: "belief", Belief: b})
+}
+
+// plantRare makes e the rare prompt's answer.
+func (g *gen) plantRare(e *episode.Episode) {
+	e.Summary, e.Context = rareSummary, rareContext
+	e.Type = episode.TypeDecision
+	e.Entities = []string{"chrony", "deploy/chrony.conf"}
+	e.Signals = []episode.Signal{{Kind: episode.SignalDecision, Text: rareSummary, Subject: "chrony", Polarity: 1}}
+	e.Embedding = g.vector(e.Summary)
+	s := sha256.Sum256([]byte(e.ID + "\x00" + e.Summary + "\x00" + e.Context))
+	e.ContentHash = hex.EncodeToString(s[:])
 }
 
 // realVector replaces *vec with the model's vector of text when the

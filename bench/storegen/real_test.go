@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,5 +147,57 @@ func TestVectorCache(t *testing.T) {
 	}
 	if c.embedded != 0 {
 		t.Fatalf("%d embedded with no model", c.embedded)
+	}
+}
+
+// TestRareAnswer: the rare prompt names the issue of the session whose
+// planted exchange answers it, the same record in stores of every size,
+// and that record is about the prompt; beliefs do not depend on the
+// store's size either.
+func TestRareAnswer(t *testing.T) {
+	var ps []benchPrompt
+	if err := json.Unmarshal(promptsJSON, &ps); err != nil {
+		t.Fatal(err)
+	}
+	issue := fmt.Sprintf("#%d", IssueBase+RareSession)
+	var rare string
+	for _, p := range ps {
+		if p.Kind == "rare" {
+			rare = p.Prompt
+		}
+	}
+	if !strings.Contains(rare, issue) || !strings.Contains(rareSummary, issue) {
+		t.Fatalf("the rare prompt %q and its answer %q must both name %s", rare, rareSummary, issue)
+	}
+	aps, err := aboutPrompts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []map[string]any
+	for _, n := range []int{1000, 100000} {
+		g := newGen(options{episodes: n, beliefs: 10, projects: 4, seed: 1})
+		var recs []map[string]any
+		for _, i := range []int{rareEpisode, n + 3} {
+			b, err := g.record(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, m)
+		}
+		ep, bl := recs[0], recs[1]
+		if ep["summary"] != rareSummary || ep["type"] != "decision" || ep["session_id"] != uuidOf(1, RareSession) {
+			t.Fatalf("%d episodes: record %d is %v", n, rareEpisode, ep)
+		}
+		if !about(aps, episodeText(rareSummary, rareContext)) {
+			t.Fatal("the rare answer is not about the rare prompt")
+		}
+		lines = append(lines, bl)
+	}
+	if lines[0]["statement"] != lines[1]["statement"] || lines[0]["id"] != lines[1]["id"] {
+		t.Fatalf("belief 3 differs between 1k and 100k episodes: %v / %v", lines[0]["statement"], lines[1]["statement"])
 	}
 }

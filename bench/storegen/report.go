@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
@@ -44,9 +45,14 @@ type promptInfo struct {
 	// Candidates how many memories recall scored for the prompt.
 	Items      int `json:"file_items"`
 	Candidates int `json:"candidates"`
-	// Recalled: candidates past the relevance gate (episodes, beliefs).
+	// Recalled: candidates past the gate (episodes, beliefs), by recall
+	// as the hook runs it (the search index; the sentence embedder when
+	// the store has it), before the hook's formatting and budget.
 	RecalledEpisodes int `json:"recalled_episodes"`
 	RecalledBeliefs  int `json:"recalled_beliefs"`
+	// Dense names the sentence embedder recall compared the prompt with
+	// ("": by words only).
+	Dense string `json:"dense,omitempty"`
 }
 
 // hits: storegen hits -home DIR [-out FILE] KIND=INPUT.json ...
@@ -105,8 +111,21 @@ func hits(args []string) error {
 		}
 		var searched []string
 		if !p.Trivial {
-			r := recall.New(*home, recollect.StoreSearcher{DB: db})
+			// As the hook recalls: the search index, and the sentence
+			// embedder when the store has it installed.
+			ix := recall.OpenIndex(*home)
+			r := recall.New(*home, ix)
+			if !recall.IndexReady(*home) {
+				r = recall.New(*home, recollect.StoreSearcher{DB: db})
+			}
+			r.SkipUnknown = true
+			if m := minilm.OpenInstalled(filepath.Join(*home, "models", "minilm"), true); m != nil {
+				r.Dense = m
+				defer m.Close()
+			}
 			res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: in.CWD, Now: time.Now()})
+			ix.Close()
+			p.Dense = res.Dense
 			p.RecalledEpisodes, p.RecalledBeliefs = len(res.Episodes), len(res.Beliefs)
 			p.Match, p.Candidates, searched = res.Match, res.Candidates, res.Searched
 			p.Stop = append(p.Stop, res.Stop...)
@@ -126,8 +145,12 @@ func hits(args []string) error {
 			}
 		}
 		infos = append(infos, p)
-		fmt.Printf("   %-10s terms %-3d stop %-3d fts hits %6d (ranked %5d, visible %6d), candidates %5d, recalled %d+%d  query: %s\n",
-			kind, len(p.Terms), len(p.Stop), p.Hits, p.Ranked, p.VisibleHits, p.Candidates, p.RecalledEpisodes, p.RecalledBeliefs, p.Match)
+		by := "words"
+		if p.Dense != "" {
+			by = "meaning"
+		}
+		fmt.Printf("   %-10s terms %-3d stop %-3d fts hits %6d (ranked %5d, visible %6d), candidates %5d, recalled %d+%d (%s)  query: %s\n",
+			kind, len(p.Terms), len(p.Stop), p.Hits, p.Ranked, p.VisibleHits, p.Candidates, p.RecalledEpisodes, p.RecalledBeliefs, by, p.Match)
 	}
 	if *out != "" {
 		b, _ := json.MarshalIndent(infos, "", "  ")
