@@ -176,11 +176,25 @@ func (x *Index) DenseSearch(ctx context.Context, name string, q []float32, floor
 		shortItem
 		cos float32
 	}
+	// The second pass, a segment at a time (shortlist returns each
+	// segment's items together).
 	cands := make([]scored, 0, len(short))
-	for _, s := range short {
-		if c := x.segs[s.seg].DenseCos(int(s.item), q); c >= floor {
-			cands = append(cands, scored{s, c})
+	items := make([]int32, 0, len(short))
+	cos := make([]float32, len(short))
+	for start := 0; start < len(short); {
+		seg := short[start].seg
+		end := start
+		items = items[:0]
+		for ; end < len(short) && short[end].seg == seg; end++ {
+			items = append(items, short[end].item)
 		}
+		x.segs[seg].denseCosines(items, q, cos[start:end])
+		for k := start; k < end; k++ {
+			if cos[k] >= floor {
+				cands = append(cands, scored{short[k], cos[k]})
+			}
+		}
+		start = end
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if a.cos != b.cos {

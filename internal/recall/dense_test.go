@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -353,6 +354,55 @@ func TestShortlistNearest(t *testing.T) {
 	}
 	if got := shortlist(views, "minilm-other", randUnit(r, 384), 10); len(got) != 0 {
 		t.Fatalf("another embedder's vectors: %d candidates", len(got))
+	}
+}
+
+// denseCosines reads a mapped segment's vectors with pread, in runs of
+// consecutive items: the same cosines as DenseCos through the mapping, for
+// items in any order, with and without vectors, and for a view decoded
+// from bytes (no file to read).
+func TestDenseCosinesRead(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ix, views := shortlistViews(t, r, 3000, 2)
+	defer ix.Close()
+	q := randUnit(r, 384)
+	var items []int32
+	for i := int32(0); i < 200; i++ { // a run longer than one read
+		items = append(items, i)
+	}
+	for range 300 {
+		items = append(items, int32(r.IntN(1500)))
+	}
+	items = append(items, 1499, 1498, 700, 3, 4)
+	slices.Reverse(items)
+	for s, v := range views {
+		if v.file == nil {
+			t.Fatalf("segment %d: mapped without its file kept open", s)
+		}
+		data, err := os.ReadFile(v.file.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		heap, err := DecodeView(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []*View{v, heap} {
+			got := make([]float32, len(items))
+			w.denseCosines(items, q, got)
+			nonzero := 0
+			for k, i := range items {
+				if want := v.DenseCos(int(i), q); got[k] != want {
+					t.Fatalf("segment %d, item %d: %v, DenseCos %v", s, i, got[k], want)
+				}
+				if got[k] != 0 {
+					nonzero++
+				}
+			}
+			if nonzero < len(items)/2 {
+				t.Fatalf("segment %d: %d of %d cosines are not 0", s, nonzero, len(items))
+			}
+		}
 	}
 }
 
