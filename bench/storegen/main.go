@@ -305,13 +305,16 @@ func (g *gen) record(i int) ([]byte, error) {
 	return json.Marshal(beliefRecord{Kind: "belief", Belief: b})
 }
 
-// plantRare makes e the rare prompt's answer.
+// plantRare makes e the rare prompt's answer, in the project the prompts
+// are asked from.
 func (g *gen) plantRare(e *episode.Episode) {
 	e.Summary, e.Context = rareSummary, rareContext
 	e.Type = episode.TypeDecision
 	e.Entities = []string{"chrony", "deploy/chrony.conf"}
 	e.Signals = []episode.Signal{{Kind: episode.SignalDecision, Text: rareSummary, Subject: "chrony", Polarity: 1}}
 	e.Embedding = g.vector(e.Summary)
+	// The prompts come from a session in the first project.
+	e.Scope, e.Project, e.ProjectPath = episode.ScopeProject, projectNames[0], ProjectRoot+"/"+projectNames[0]
 	s := sha256.Sum256([]byte(e.ID + "\x00" + e.Summary + "\x00" + e.Context))
 	e.ContentHash = hex.EncodeToString(s[:])
 }

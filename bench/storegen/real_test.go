@@ -189,7 +189,8 @@ func TestRareAnswer(t *testing.T) {
 			recs = append(recs, m)
 		}
 		ep, bl := recs[0], recs[1]
-		if ep["summary"] != rareSummary || ep["type"] != "decision" || ep["session_id"] != uuidOf(1, RareSession) {
+		if ep["summary"] != rareSummary || ep["type"] != "decision" || ep["session_id"] != uuidOf(1, RareSession) ||
+			ep["project_path"] != ProjectRoot+"/"+projectNames[0] {
 			t.Fatalf("%d episodes: record %d is %v", n, rareEpisode, ep)
 		}
 		if !about(aps, episodeText(rareSummary, rareContext)) {
