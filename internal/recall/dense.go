@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/engram-memory/engram/internal/episode"
 )
@@ -48,6 +51,32 @@ type shortItem struct {
 	seg, item int32
 }
 
+// parallelItems is the size of an index from which the dense search
+// spreads its passes over the cores, a segment per goroutine; a smaller
+// one costs less than starting goroutines.
+const parallelItems = 20000
+
+// inParallel runs fn(worker, j) for every j < n on workers goroutines (the
+// caller's alone when workers <= 1).
+func inParallel(n, workers int, fn func(worker, j int)) {
+	if workers <= 1 {
+		for j := range n {
+			fn(0, j)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for j := int(next.Add(1) - 1); j < n; j = int(next.Add(1) - 1) {
+				fn(w, j)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // noDense marks, among the first pass's distances, an item without a
 // dense vector.
 const noDense = math.MaxUint16
@@ -63,7 +92,8 @@ const noDense = math.MaxUint16
 // distance kept, and a second pass over the distances collects the items.
 // Its cost is a few nanoseconds per item, whatever the order of the items
 // (a heap's replacements grow with the index: most of the first pass's
-// time at 100,000 memories).
+// time at 100,000 memories); from parallelItems items on, the segments'
+// distances are computed on every core.
 func shortlist(views []*View, name string, q []float32, n int) []shortItem {
 	qsig := Signature(q)
 	words := len(qsig)
@@ -78,14 +108,33 @@ func shortlist(views []*View, name string, q []float32, n int) []shortItem {
 		return nil
 	}
 	dist := make([]uint16, total)
-	hist := make([]int, 64*words+1)
+	var parts []func(hist []int)
 	k := 0
 	for _, v := range views {
 		if !use(v) {
 			continue
 		}
-		distances(v, qsig, dist[k:k+v.n], hist)
+		d := dist[k : k+v.n]
+		parts = append(parts, func(hist []int) { distances(v, qsig, d, hist) })
 		k += v.n
+	}
+	hist := make([]int, 64*words+1)
+	if total < parallelItems {
+		for _, p := range parts {
+			p(hist)
+		}
+	} else {
+		// A segment per goroutine, each with its own histogram.
+		hists := make([][]int, min(runtime.GOMAXPROCS(0), len(parts)))
+		for w := range hists {
+			hists[w] = make([]int, len(hist))
+		}
+		inParallel(len(parts), len(hists), func(w, j int) { parts[j](hists[w]) })
+		for _, h := range hists {
+			for d, c := range h {
+				hist[d] += c
+			}
+		}
 	}
 	// limit: items at a smaller distance are all kept; at limit, ties of
 	// them (newest segments first).
@@ -177,24 +226,34 @@ func (x *Index) DenseSearch(ctx context.Context, name string, q []float32, floor
 		cos float32
 	}
 	// The second pass, a segment at a time (shortlist returns each
-	// segment's items together).
-	cands := make([]scored, 0, len(short))
-	items := make([]int32, 0, len(short))
+	// segment's items together), on every core once the index is large.
+	items := make([]int32, len(short))
 	cos := make([]float32, len(short))
+	var groups [][2]int
 	for start := 0; start < len(short); {
-		seg := short[start].seg
 		end := start
-		items = items[:0]
-		for ; end < len(short) && short[end].seg == seg; end++ {
-			items = append(items, short[end].item)
+		for ; end < len(short) && short[end].seg == short[start].seg; end++ {
+			items[end] = short[end].item
 		}
-		x.segs[seg].denseCosines(items, q, cos[start:end])
-		for k := start; k < end; k++ {
-			if cos[k] >= floor {
-				cands = append(cands, scored{short[k], cos[k]})
-			}
-		}
+		groups = append(groups, [2]int{start, end})
 		start = end
+	}
+	workers, n := 1, 0
+	for _, v := range x.segs {
+		n += v.n
+	}
+	if n >= parallelItems {
+		workers = min(runtime.GOMAXPROCS(0), len(groups))
+	}
+	inParallel(len(groups), workers, func(_, j int) {
+		g := groups[j]
+		x.segs[short[g[0]].seg].denseCosines(items[g[0]:g[1]], q, cos[g[0]:g[1]])
+	})
+	cands := make([]scored, 0, len(short))
+	for k, c := range cos {
+		if c >= floor {
+			cands = append(cands, scored{short[k], c})
+		}
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if a.cos != b.cos {

@@ -297,10 +297,16 @@ func shortlistViews(tb testing.TB, r *rand.Rand, n, segs int) (*Index, []*View) 
 // query's, every item with a dense vector when there are fewer, none
 // without one; at the boundary distance, the newest segments' first.
 func TestShortlistNearest(t *testing.T) {
+	for _, size := range []int{9000, parallelItems + 4000} { // one goroutine, then a segment per core
+		t.Run(fmt.Sprint(size), func(t *testing.T) { testShortlistNearest(t, size) })
+	}
+}
+
+func testShortlistNearest(t *testing.T, size int) {
 	r := rand.New(rand.NewPCG(5, 6))
-	ix, views := shortlistViews(t, r, 9000, 3)
+	ix, views := shortlistViews(t, r, size, 3+size/10000)
 	defer ix.Close()
-	for _, n := range []int{1, 100, 2048, 7700, 9000} {
+	for _, n := range []int{1, 100, 2048, size * 6 / 7, size} {
 		q := randUnit(r, 384)
 		qsig := Signature(q)
 		type ref struct{ seg, item int }
