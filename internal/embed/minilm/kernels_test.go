@@ -135,30 +135,36 @@ type kernelSet struct {
 	normRow     func(row, add, g, b []float32, eps float32)
 	attendHeads func(ctx, qkv, prob, kt, vp []float32, T, H, heads, h0, h1 int)
 	useBF16     bool
+	useI8       bool
 	kernel      string
 }
 
 func currentKernels() kernelSet {
-	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, kernel}
+	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, useI8, kernel}
 }
 
 func (k kernelSet) set() {
-	matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.useBF16, k.kernel
+	matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, useI8, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.useBF16, k.useI8, k.kernel
 }
 
 // kernelChoices are the kernels this build and CPU can run, fastest
-// first: the one chosen at start-up, then without bf16 (the float32 SIMD
-// kernels), then plain Go.
+// first: the one chosen at start-up, then without int8 (bf16 products
+// only), then without bf16 (the float32 SIMD kernels), then plain Go.
 func kernelChoices() []kernelSet {
 	chosen := currentKernels()
 	choices := []kernelSet{chosen}
+	if chosen.useI8 {
+		f := chosen
+		f.useI8, f.kernel = false, "avx512-bf16"
+		choices = append(choices, f)
+	}
 	if chosen.useBF16 {
 		f := chosen
-		f.useBF16, f.kernel = false, "avx2-fma"
+		f.useBF16, f.useI8, f.kernel = false, false, "avx2-fma"
 		choices = append(choices, f)
 	}
 	if chosen.kernel != "go" {
-		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, false, "go"})
+		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, false, false, "go"})
 	}
 	return choices
 }

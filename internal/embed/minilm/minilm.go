@@ -56,8 +56,8 @@ type Model struct {
 
 	pool sync.Pool // *work
 
-	bfOnce sync.Once
-	bf     *bfWeights // see bf16Weights
+	bfOnce [2]sync.Once
+	bf     [2]*bfWeights // see bf16Weights
 }
 
 var _ embed.Embedder = (*Model)(nil)
@@ -135,7 +135,7 @@ func (m *Model) Close() error {
 	defer m.use.Unlock()
 	m.tok = tokenizer{}
 	m.w = nil
-	m.bf = nil
+	m.bf = [2]*bfWeights{}
 	return m.unmap(m.data)
 }
 
