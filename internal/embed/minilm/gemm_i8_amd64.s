@@ -4,52 +4,53 @@
 
 #include "textflag.h"
 
-// func gemmI8x6(groups int, x *byte, ldx int, sa *float32, lds int, w *byte, sw *float32, dst *float32, ldd int)
+// func gemmI8x6(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
 //
 // 6 rows of u8 activations x (groups·64 bytes each, rows ldx bytes apart;
-// row r's scale for group g at sa[r·lds+g]) times one packed int8 panel w
-// (for each 4 values of K, 32 columns × 4 bytes; per group, 32 float
-// scales at sw), added to 6 rows of dst (ldd floats apart, 32 columns
-// each). Per group, VPDPBUSD sums 64 products u8·s8 exactly in int32
-// accumulators Z0–Z11 (row r in Z(2r), Z(2r+1)), which are then converted
-// and added, times the row's scale times the columns' scales, to the
-// float32 accumulators Z12–Z23. Weights in Z24, Z25 (then the scales'
-// products), broadcast inputs in Z26, the group's column scales in Z27,
-// Z28. In Go's operand order, VPDPBUSD s8, u8, acc.
-TEXT ·gemmI8x6(SB), NOSPLIT, $0-72
+// row r's scale for group g at sa[r·lds+g], minus scale times zero point
+// at nsz[r·lds+g]) times one packed int8 panel w (for each 4 values of K,
+// 32 columns × 4 bytes; per group, at sw, the 32 columns' scales then
+// their scales times the sums of their int8 weights), plus b[:32], into
+// 6 rows of dst (ldd floats apart, 32 columns each). Per group, VPDPBUSD
+// sums 64 products u8·s8 exactly in int32 accumulators Z0–Z11 (row r in
+// Z(2r), Z(2r+1)), which are then converted and added, times the row's
+// scale times the columns' scales, to the float32 accumulators Z12–Z23,
+// as is the zero point's part, nsz times the columns' scaled sums.
+// Weights in Z24, Z25 (then the scales' products), broadcast inputs in
+// Z26, the group's column scales in Z27, Z28, scaled sums in Z29, Z30,
+// broadcast nsz in Z31. In Go's operand order, VPDPBUSD s8, u8, acc.
+TEXT ·gemmI8x6(SB), NOSPLIT, $0-88
 	MOVQ groups+0(FP), CX
 	MOVQ x+8(FP), R8
 	MOVQ ldx+16(FP), R9
 	MOVQ sa+24(FP), R11
-	MOVQ lds+32(FP), R12
+	MOVQ nsz+32(FP), AX
+	MOVQ lds+40(FP), R12
 	SHLQ $2, R12
-	MOVQ w+40(FP), DI
-	MOVQ sw+48(FP), SI
-	MOVQ dst+56(FP), DX
-	MOVQ ldd+64(FP), R14
+	MOVQ w+48(FP), DI
+	MOVQ sw+56(FP), SI
+	MOVQ b+64(FP), BX
+	MOVQ dst+72(FP), DX
+	MOVQ ldd+80(FP), R14
 	SHLQ $2, R14
 	LEAQ (R8)(R9*2), R10
 	ADDQ R9, R10
 	LEAQ (R11)(R12*2), R13
 	ADDQ R12, R13
-	MOVQ DX, BX
 	VMOVUPS (BX), Z12
 	VMOVUPS 64(BX), Z13
-	ADDQ    R14, BX
-	VMOVUPS (BX), Z14
-	VMOVUPS 64(BX), Z15
-	ADDQ    R14, BX
-	VMOVUPS (BX), Z16
-	VMOVUPS 64(BX), Z17
-	ADDQ    R14, BX
-	VMOVUPS (BX), Z18
-	VMOVUPS 64(BX), Z19
-	ADDQ    R14, BX
-	VMOVUPS (BX), Z20
-	VMOVUPS 64(BX), Z21
-	ADDQ    R14, BX
-	VMOVUPS (BX), Z22
-	VMOVUPS 64(BX), Z23
+	LEAQ (AX)(R12*2), BX
+	ADDQ R12, BX
+	VMOVAPS Z12, Z14
+	VMOVAPS Z13, Z15
+	VMOVAPS Z12, Z16
+	VMOVAPS Z13, Z17
+	VMOVAPS Z12, Z18
+	VMOVAPS Z13, Z19
+	VMOVAPS Z12, Z20
+	VMOVAPS Z13, Z21
+	VMOVAPS Z12, Z22
+	VMOVAPS Z13, Z23
 	TESTQ CX, CX
 	JLE   i8store
 
@@ -388,54 +389,76 @@ i8group:
 	VPDPBUSD     Z25, Z26, Z11
 	VMOVUPS (SI), Z27
 	VMOVUPS 64(SI), Z28
+	VMOVUPS 128(SI), Z29
+	VMOVUPS 192(SI), Z30
 	VBROADCASTSS (R11), Z26
+	VBROADCASTSS (AX), Z31
 	VMULPS       Z27, Z26, Z24
 	VMULPS       Z28, Z26, Z25
 	VCVTDQ2PS    Z0, Z0
 	VCVTDQ2PS    Z1, Z1
 	VFMADD231PS  Z24, Z0, Z12
 	VFMADD231PS  Z25, Z1, Z13
+	VFMADD231PS  Z29, Z31, Z12
+	VFMADD231PS  Z30, Z31, Z13
 	VBROADCASTSS (R11)(R12*1), Z26
+	VBROADCASTSS (AX)(R12*1), Z31
 	VMULPS       Z27, Z26, Z24
 	VMULPS       Z28, Z26, Z25
 	VCVTDQ2PS    Z2, Z2
 	VCVTDQ2PS    Z3, Z3
 	VFMADD231PS  Z24, Z2, Z14
 	VFMADD231PS  Z25, Z3, Z15
+	VFMADD231PS  Z29, Z31, Z14
+	VFMADD231PS  Z30, Z31, Z15
 	VBROADCASTSS (R11)(R12*2), Z26
+	VBROADCASTSS (AX)(R12*2), Z31
 	VMULPS       Z27, Z26, Z24
 	VMULPS       Z28, Z26, Z25
 	VCVTDQ2PS    Z4, Z4
 	VCVTDQ2PS    Z5, Z5
 	VFMADD231PS  Z24, Z4, Z16
 	VFMADD231PS  Z25, Z5, Z17
+	VFMADD231PS  Z29, Z31, Z16
+	VFMADD231PS  Z30, Z31, Z17
 	VBROADCASTSS (R13), Z26
+	VBROADCASTSS (BX), Z31
 	VMULPS       Z27, Z26, Z24
 	VMULPS       Z28, Z26, Z25
 	VCVTDQ2PS    Z6, Z6
 	VCVTDQ2PS    Z7, Z7
 	VFMADD231PS  Z24, Z6, Z18
 	VFMADD231PS  Z25, Z7, Z19
+	VFMADD231PS  Z29, Z31, Z18
+	VFMADD231PS  Z30, Z31, Z19
 	VBROADCASTSS (R13)(R12*1), Z26
+	VBROADCASTSS (BX)(R12*1), Z31
 	VMULPS       Z27, Z26, Z24
 	VMULPS       Z28, Z26, Z25
 	VCVTDQ2PS    Z8, Z8
 	VCVTDQ2PS    Z9, Z9
 	VFMADD231PS  Z24, Z8, Z20
 	VFMADD231PS  Z25, Z9, Z21
+	VFMADD231PS  Z29, Z31, Z20
+	VFMADD231PS  Z30, Z31, Z21
 	VBROADCASTSS (R13)(R12*2), Z26
+	VBROADCASTSS (BX)(R12*2), Z31
 	VMULPS       Z27, Z26, Z24
 	VMULPS       Z28, Z26, Z25
 	VCVTDQ2PS    Z10, Z10
 	VCVTDQ2PS    Z11, Z11
 	VFMADD231PS  Z24, Z10, Z22
 	VFMADD231PS  Z25, Z11, Z23
+	VFMADD231PS  Z29, Z31, Z22
+	VFMADD231PS  Z30, Z31, Z23
 	ADDQ $2048, DI
-	ADDQ $128, SI
+	ADDQ $256, SI
 	ADDQ $64, R8
 	ADDQ $64, R10
 	ADDQ $4, R11
 	ADDQ $4, R13
+	ADDQ $4, AX
+	ADDQ $4, BX
 	DECQ CX
 	JNZ  i8group
 
@@ -459,3 +482,108 @@ i8store:
 	VMOVUPS Z23, 64(DX)
 	VZEROUPPER
 	RET
+
+// func quantizeU8Groups(n int, x *float32, xq *byte, sa *float32, nsz *float32)
+//
+// Quantizes n groups of 64 float32 at x into u8 at xq, as quantizeU8Go
+// does each group: s = (max(hi, 0) - min(lo, 0))/255 into sa, z =
+// round(-min(lo, 0)/s), -s·z into nsz, q = clamp(round(v·(1/s) + z), 0,
+// 255) (one fused multiply-add, rounded to nearest even by VCVTPS2DQ); a
+// group of zeros gets s = 0 and q = 0.
+TEXT ·quantizeU8Groups(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ xq+16(FP), DI
+	MOVQ sa+24(FP), R8
+	MOVQ nsz+32(FP), R9
+	VPXORD Z30, Z30, Z30
+	MOVL   $0x437f0000, AX // 255
+	VPBROADCASTD AX, Z31
+	VMOVD  AX, X7
+	MOVL   $0x3f800000, AX // 1
+	VMOVD  AX, X8
+	VXORPS X11, X11, X11
+	TESTQ  CX, CX
+	JLE    qdone
+
+qloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMINPS  Z1, Z0, Z4
+	VMINPS  Z3, Z2, Z5
+	VMINPS  Z5, Z4, Z4
+	VMINPS  Z30, Z4, Z4
+	VMAXPS  Z1, Z0, Z5
+	VMAXPS  Z3, Z2, Z6
+	VMAXPS  Z6, Z5, Z5
+	VMAXPS  Z30, Z5, Z5
+	VEXTRACTF32X8 $1, Z4, Y6
+	VMINPS  Y6, Y4, Y4
+	VEXTRACTF32X8 $1, Z5, Y6
+	VMAXPS  Y6, Y5, Y5
+	VEXTRACTF128 $1, Y4, X6
+	VMINPS  X6, X4, X4
+	VEXTRACTF128 $1, Y5, X6
+	VMAXPS  X6, X5, X5
+	VPERMILPS $0x4e, X4, X6
+	VMINPS  X6, X4, X4
+	VPERMILPS $0x4e, X5, X6
+	VMAXPS  X6, X5, X5
+	VPERMILPS $0xb1, X4, X6
+	VMINPS  X6, X4, X4
+	VPERMILPS $0xb1, X5, X6
+	VMAXPS  X6, X5, X5
+	VUCOMISS X4, X5
+	JEQ     qzero
+	VSUBSS  X4, X5, X6   // hi - lo
+	VDIVSS  X7, X6, X6   // s
+	VDIVSS  X6, X8, X9   // 1/s
+	VSUBSS  X4, X11, X10 // -lo
+	VMULSS  X9, X10, X10
+	VROUNDSS $0, X10, X10, X10 // z
+	VMOVSS  X6, (R8)
+	VMULSS  X10, X6, X12
+	VSUBSS  X12, X11, X12
+	VMOVSS  X12, (R9)
+	VBROADCASTSS X9, Z9
+	VBROADCASTSS X10, Z10
+	VFMADD213PS Z10, Z9, Z0
+	VMAXPS      Z30, Z0, Z0
+	VMINPS      Z31, Z0, Z0
+	VCVTPS2DQ   Z0, Z0
+	VPMOVDB     Z0, 0(DI)
+	VFMADD213PS Z10, Z9, Z1
+	VMAXPS      Z30, Z1, Z1
+	VMINPS      Z31, Z1, Z1
+	VCVTPS2DQ   Z1, Z1
+	VPMOVDB     Z1, 16(DI)
+	VFMADD213PS Z10, Z9, Z2
+	VMAXPS      Z30, Z2, Z2
+	VMINPS      Z31, Z2, Z2
+	VCVTPS2DQ   Z2, Z2
+	VPMOVDB     Z2, 32(DI)
+	VFMADD213PS Z10, Z9, Z3
+	VMAXPS      Z30, Z3, Z3
+	VMINPS      Z31, Z3, Z3
+	VCVTPS2DQ   Z3, Z3
+	VPMOVDB     Z3, 48(DI)
+
+qnext:
+	ADDQ $256, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNZ  qloop
+
+qdone:
+	VZEROUPPER
+	RET
+
+qzero:
+	VMOVDQU32 Z30, (DI)
+	MOVL      $0, (R8)
+	MOVL      $0, (R9)
+	JMP       qnext

@@ -12,10 +12,9 @@ import (
 // the rest bf16"): weights int8, symmetric, one scale per output column
 // and group of i8Group rows of K; activations u8, asymmetric (a zero
 // point), one scale per token and group of i8Group values. Per group the
-// integer sums are exact; they are rescaled into float32 accumulators.
-// The zero points' part, -s·z·Σw per token, group and column, is a small
-// float32 product (K/i8Group inputs) that starts the accumulators with
-// the bias.
+// integer sums are exact; they are rescaled into float32 accumulators,
+// and so is the zero point's part, −s·z times the column's scale times
+// the sum of its int8 weights in the group (precomputed).
 
 // i8Group is the values of K per scale (gemm_i8_gen.py: GROUP).
 const i8Group = 64
@@ -30,11 +29,11 @@ const i8Panel = 32
 // CPU with AVX512-VNNI as well as AVX512-BF16); tests turn it off.
 var useI8 = false
 
-// matmulI8 adds to dst (T × N) the output panels [q0, q1) of x · w, x
-// quantized by quantizeU8 (T rounded up to whole blocks of i8Rows) and w
-// by packI8, without the zero points' part. Set only where useI8 can be
-// true.
-var matmulI8 func(dst []float32, xq []byte, sa []float32, T, K, N int, w *i8Mat, q0, q1 int)
+// matmulI8 computes the output panels [q0, q1) of dst (T × N) = x · w +
+// b, x quantized by quantizeU8 (xq, sa, nsz; T rounded up to whole
+// blocks of i8Rows, the rows past T zero) and w by packI8. Set only where
+// useI8 can be true.
+var matmulI8 func(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w *i8Mat, b []float32, q0, q1 int)
 
 // quantizeU8 quantizes x (T × K) into u8 rows: quantizeU8Go, or its
 // AVX-512 twin.
@@ -45,12 +44,10 @@ type i8Mat struct {
 	// w holds panels of i8Panel columns; in each, for every 4 rows of K,
 	// i8Panel columns × 4 bytes (the column's 4 weights, int8).
 	w []byte
-	// sw holds, per panel and group of K, the i8Panel columns' scales.
+	// sw holds, per panel and group of K, the i8Panel columns' scales,
+	// then their scales times the sums of their int8 weights in the
+	// group (for the zero points' part).
 	sw []float32
-	// cw is, per group and column, the scale times the sum of the
-	// group's int8 weights, packed as float32 weights (K/i8Group × N) for
-	// matmul: the zero points' product.
-	cw []float32
 }
 
 // packI8 quantizes the float32 weights w (K × N, packed by pack: panels
@@ -58,8 +55,7 @@ type i8Mat struct {
 func packI8(w []float32, K, N int) *i8Mat {
 	G := K / i8Group
 	at := func(k, n int) float32 { return w[n/panel*K*panel+k*panel+n%panel] }
-	m := &i8Mat{w: make([]byte, K*N), sw: make([]float32, G*N)}
-	cw := make([]float32, N*G) // N × G, as pack takes it
+	m := &i8Mat{w: make([]byte, K*N), sw: make([]float32, 2*G*N)}
 	for n := range N {
 		q, c := n/i8Panel, n%i8Panel
 		wq := m.w[q*K*i8Panel : (q+1)*K*i8Panel]
@@ -81,12 +77,10 @@ func packI8(w []float32, K, N int) *i8Mat {
 				wq[k/4*4*i8Panel+c*4+k%4] = byte(int8(v))
 				sum += v
 			}
-			m.sw[(q*G+g)*i8Panel+c] = s
-			cw[n*G+g] = s * float32(sum)
+			m.sw[(q*G+g)*2*i8Panel+c] = s
+			m.sw[(q*G+g)*2*i8Panel+i8Panel+c] = s * float32(sum)
 		}
 	}
-	m.cw = make([]float32, N*G)
-	pack(m.cw, cw, N, G)
 	return m
 }
 
@@ -123,21 +117,24 @@ func quantizeU8Go(xq []byte, sa, nsz, x []float32, T, K int) {
 
 // matmulI8Go is matmulI8 in plain Go, for tests: the same integer sums,
 // rescaled in the same order and the same roundings.
-func matmulI8Go(dst []float32, xq []byte, sa []float32, T, K, N int, w *i8Mat, q0, q1 int) {
+func matmulI8Go(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w *i8Mat, b []float32, q0, q1 int) {
 	G := K / i8Group
+	// fma is a float32 fused multiply-add (the float64 product of two
+	// float32 is exact).
+	fma := func(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
 	for q := q0; q < q1; q++ {
 		wq := w.w[q*K*i8Panel : (q+1)*K*i8Panel]
 		for t := range T {
 			for c := range i8Panel {
-				acc := dst[t*N+q*i8Panel+c]
+				acc := b[q*i8Panel+c]
 				for g := range G {
 					sum := int32(0)
 					for k := g * i8Group; k < (g+1)*i8Group; k++ {
 						sum += int32(xq[t*K+k]) * int32(int8(wq[k/4*4*i8Panel+c*4+k%4]))
 					}
-					// One rounding, as the kernel's fused multiply-add
-					// (the float64 product is exact).
-					acc = float32(math.FMA(float64(sum), float64(sa[t*G+g]*w.sw[(q*G+g)*i8Panel+c]), float64(acc)))
+					sw := w.sw[(q*G+g)*2*i8Panel:]
+					acc = fma(float32(sum), sa[t*G+g]*sw[c], acc)
+					acc = fma(nsz[t*G+g], sw[i8Panel+c], acc)
 				}
 				dst[t*N+q*i8Panel+c] = acc
 			}
@@ -152,9 +149,8 @@ type i8Buf struct {
 }
 
 // linearI8 sets dst (T × N) to x (T × K) times the weights quantized in w
-// plus b: x quantized once into buf, the zero points' product started
-// with the bias by matmul, then the int8 panels split across up to
-// threads goroutines.
+// plus b: x quantized once into buf, then the int8 panels split across up
+// to threads goroutines.
 func linearI8(dst, x []float32, buf *i8Buf, T, K, N int, w *i8Mat, b []float32, threads int) {
 	G := K / i8Group
 	Tp := (T + i8Rows - 1) / i8Rows * i8Rows
@@ -167,23 +163,23 @@ func linearI8(dst, x []float32, buf *i8Buf, T, K, N int, w *i8Mat, b []float32, 
 	if cap(buf.nsz) < Tp*G {
 		buf.nsz = make([]float32, Tp*G)
 	}
-	xq, sa, nsz := buf.xq[:Tp*K], buf.sa[:Tp*G], buf.nsz[:T*G]
+	xq, sa, nsz := buf.xq[:Tp*K], buf.sa[:Tp*G], buf.nsz[:Tp*G]
 	quantizeU8(xq, sa, nsz, x, T, K)
 	// Rows past T: zero scales, so they add nothing (the kernel reads
 	// whole blocks).
 	clear(xq[T*K:])
 	clear(sa[T*G:])
-	linear(dst, nsz, T, G, N, w.cw, b, threads)
+	clear(nsz[T*G:])
 	panels := N / i8Panel
 	parts := min(threads, panels, max(1, T*K*N/parallelMin))
 	if parts <= 1 {
-		matmulI8(dst, xq, sa, T, K, N, w, 0, panels)
+		matmulI8(dst, xq, sa, nsz, T, K, N, w, b, 0, panels)
 		return
 	}
 	var wg sync.WaitGroup
 	for i := 1; i < parts; i++ {
-		wg.Go(func() { matmulI8(dst, xq, sa, T, K, N, w, i*panels/parts, (i+1)*panels/parts) })
+		wg.Go(func() { matmulI8(dst, xq, sa, nsz, T, K, N, w, b, i*panels/parts, (i+1)*panels/parts) })
 	}
-	matmulI8(dst, xq, sa, T, K, N, w, 0, panels/parts)
+	matmulI8(dst, xq, sa, nsz, T, K, N, w, b, 0, panels/parts)
 	wg.Wait()
 }

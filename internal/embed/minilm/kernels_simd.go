@@ -96,102 +96,58 @@ func matmulBF16AVX512(dst []float32, xb []uint32, T, K, N int, w []uint32, b []f
 
 // gemmI8x6 is the micro-kernel of matmulI8AVX512 (gemm_i8_amd64.s,
 // written by gemm_i8_gen.py): 6 rows of u8 activations (groups·i8Group
-// bytes each, ldx apart; scales sa, lds apart) times the packed int8
-// panel w (column scales sw), added to 6 rows of dst (ldd apart), 32
-// columns each.
+// bytes each, ldx apart; scales sa and −s·z nsz, lds apart) times the
+// packed int8 panel w (column scales and scaled sums sw) plus b[:32] into
+// 6 rows of dst (ldd apart), 32 columns each.
 //
 //go:noescape
-func gemmI8x6(groups int, x *byte, ldx int, sa *float32, lds int, w *byte, sw *float32, dst *float32, ldd int)
+func gemmI8x6(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+// quantizeU8Groups quantizes n consecutive groups of i8Group values as
+// quantizeU8Go does (gemm_i8_amd64.s).
+//
+//go:noescape
+func quantizeU8Groups(n int, x *float32, xq *byte, sa *float32, nsz *float32)
+
+// quantizeU8AVX512 is quantizeU8Go with quantizeU8Groups (the rows of x
+// are whole groups, one after the other). The product v·(1/s) + z is one
+// fused multiply-add there: a value at a tie may round the other way.
+func quantizeU8AVX512(xq []byte, sa, nsz, x []float32, T, K int) {
+	n := T * K / i8Group
+	if n == 0 {
+		return
+	}
+	_, _, _, _ = xq[T*K-1], sa[n-1], nsz[n-1], x[T*K-1]
+	quantizeU8Groups(n, &x[0], &xq[0], &sa[0], &nsz[0])
+}
 
 // matmulI8AVX512 is matmulI8 with gemmI8x6: blocks of 6 tokens × 32
-// columns. The last T mod 6 tokens, if any, run as a whole block on a
-// tile on the stack holding their rows of dst (xq's and sa's rows past T
-// are zero).
-func matmulI8AVX512(dst []float32, xq []byte, sa []float32, T, K, N int, w *i8Mat, q0, q1 int) {
+// columns. The last T mod 6 tokens, if any, run as a whole block into a
+// tile on the stack (xq's, sa's and nsz's rows past T are zero), whose
+// rows below T are copied out.
+func matmulI8AVX512(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w *i8Mat, b []float32, q0, q1 int) {
 	G := K / i8Group
 	Tp := (T + i8Rows - 1) / i8Rows * i8Rows
-	xq, sa, dst = xq[:Tp*K], sa[:Tp*G], dst[:T*N]
+	xq, sa, nsz, dst = xq[:Tp*K], sa[:Tp*G], nsz[:Tp*G], dst[:T*N]
 	var tile [i8Rows * i8Panel]float32
 	for q := q0; q < q1; q++ {
 		wq := w.w[q*K*i8Panel : (q+1)*K*i8Panel]
-		sw := w.sw[q*G*i8Panel : (q+1)*G*i8Panel]
+		sw := w.sw[q*G*2*i8Panel : (q+1)*G*2*i8Panel]
 		col := q * i8Panel
+		bq := b[col : col+i8Panel]
 		t := 0
 		for ; t+i8Rows <= T; t += i8Rows {
 			_ = dst[(t+i8Rows-1)*N+col+i8Panel-1]
-			gemmI8x6(G, &xq[t*K], K, &sa[t*G], G, &wq[0], &sw[0], &dst[t*N+col], N)
+			gemmI8x6(G, &xq[t*K], K, &sa[t*G], &nsz[t*G], G, &wq[0], &sw[0], &bq[0], &dst[t*N+col], N)
 		}
 		if t == T {
 			continue
 		}
-		for r := range i8Rows {
-			if t+r < T {
-				copy(tile[r*i8Panel:(r+1)*i8Panel], dst[(t+r)*N+col:(t+r)*N+col+i8Panel])
-			} else {
-				clear(tile[r*i8Panel : (r+1)*i8Panel])
-			}
-		}
-		gemmI8x6(G, &xq[t*K], K, &sa[t*G], G, &wq[0], &sw[0], &tile[0], i8Panel)
+		gemmI8x6(G, &xq[t*K], K, &sa[t*G], &nsz[t*G], G, &wq[0], &sw[0], &bq[0], &tile[0], i8Panel)
 		for r := range T - t {
 			copy(dst[(t+r)*N+col:(t+r)*N+col+i8Panel], tile[r*i8Panel:(r+1)*i8Panel])
 		}
 	}
-}
-
-// quantizeU8AVX512 is quantizeU8Go sixteen values at a time (the
-// products v·(1/s) + z rounded as one fused multiply-add: a tie may
-// round the other way).
-func quantizeU8AVX512(xq []byte, sa, nsz, x []float32, T, K int) {
-	G := K / i8Group
-	xq, sa, nsz, x = xq[:T*K], sa[:T*G], nsz[:T*G], x[:T*K]
-	zero, top := archsimd.BroadcastFloat32x16(0), archsimd.BroadcastFloat32x16(255)
-	load := func(i int) archsimd.Float32x16 { return archsimd.LoadFloat32x16((*[16]float32)(x[i : i+16])) }
-	for t := range T {
-		for g := range G {
-			i := t*K + g*i8Group
-			v0, v1, v2, v3 := load(i), load(i+16), load(i+32), load(i+48)
-			l8 := v0.Min(v1).Min(v2.Min(v3)).Min(zero)
-			h8 := v0.Max(v1).Max(v2.Max(v3)).Max(zero)
-			l4 := l8.GetLo().Min(l8.GetHi())
-			h4 := h8.GetLo().Max(h8.GetHi())
-			l2, h2 := l4.GetLo().Min(l4.GetHi()), h4.GetLo().Max(h4.GetHi())
-			lo := min2(min2(l2.GetElem(0), l2.GetElem(1)), min2(l2.GetElem(2), l2.GetElem(3)))
-			hi := max2(max2(h2.GetElem(0), h2.GetElem(1)), max2(h2.GetElem(2), h2.GetElem(3)))
-			if hi == lo {
-				clear(xq[i : i+i8Group])
-				sa[t*G+g], nsz[t*G+g] = 0, 0
-				continue
-			}
-			s := (hi - lo) / 255
-			inv := 1 / s
-			z := float32(math.RoundToEven(float64(-lo * inv)))
-			vi, vz := archsimd.BroadcastFloat32x16(inv), archsimd.BroadcastFloat32x16(z)
-			q := func(v archsimd.Float32x16, j int) {
-				v.MulAdd(vi, vz).RoundToEvenScaled(0).Max(zero).Min(top).ConvertToInt32().TruncateToInt8().AsUint8x16().Store((*[16]uint8)(xq[j : j+16]))
-			}
-			q(v0, i)
-			q(v1, i+16)
-			q(v2, i+32)
-			q(v3, i+48)
-			sa[t*G+g], nsz[t*G+g] = s, -s*z
-		}
-	}
-}
-
-// min2 and max2 are min and max for values that are not NaN (the
-// builtins' handling of NaN and signed zeros costs branches).
-func min2(a, b float32) float32 {
-	if b < a {
-		return b
-	}
-	return a
-}
-
-func max2(a, b float32) float32 {
-	if b > a {
-		return b
-	}
-	return a
 }
 
 // gemm6x16 is the micro-kernel of matmulAVX2 (gemm_amd64.s): rows
