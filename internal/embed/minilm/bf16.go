@@ -15,8 +15,9 @@ import (
 // 0.999; int8 in groups of 32 along K did (and groups of 64 in the
 // feed-forward products only, the rest bf16), at the price of a float
 // rescale of every accumulator per group (architecture.md has the
-// figures). Attention (Q·Kᵀ, P·V), LayerNorm, GELU and pooling stay
-// float32.
+// figures). Where the CPU also has AVX512-VNNI, the feed-forward products
+// take that last scheme (int8.go). Attention (Q·Kᵀ, P·V), LayerNorm, GELU
+// and pooling stay float32.
 
 // bfPanel is the output columns of a packed bf16 panel.
 const bfPanel = 32

@@ -19,7 +19,8 @@ import (
 // i8Group is the values of K per scale (gemm_i8_gen.py: GROUP).
 const i8Group = 64
 
-// i8Rows is the rows (tokens) of the int8 micro-kernel's block.
+// i8Rows is the rows (tokens) of the int8 micro-kernel's block (and one
+// more than its tail kernels' largest).
 const i8Rows = 6
 
 // i8Panel is the output columns of a packed int8 panel.
@@ -30,9 +31,8 @@ const i8Panel = 32
 var useI8 = false
 
 // matmulI8 computes the output panels [q0, q1) of dst (T × N) = x · w +
-// b, x quantized by quantizeU8 (xq, sa, nsz; T rounded up to whole
-// blocks of i8Rows, the rows past T zero) and w by packI8. Set only where
-// useI8 can be true.
+// b, x quantized by quantizeU8 (xq, sa, nsz) and w by packI8. Set only
+// where useI8 can be true.
 var matmulI8 func(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w *i8Mat, b []float32, q0, q1 int)
 
 // quantizeU8 quantizes x (T × K) into u8 rows: quantizeU8Go, or its
@@ -153,23 +153,17 @@ type i8Buf struct {
 // to threads goroutines.
 func linearI8(dst, x []float32, buf *i8Buf, T, K, N int, w *i8Mat, b []float32, threads int) {
 	G := K / i8Group
-	Tp := (T + i8Rows - 1) / i8Rows * i8Rows
-	if cap(buf.xq) < Tp*K {
-		buf.xq = make([]byte, Tp*K)
+	if cap(buf.xq) < T*K {
+		buf.xq = make([]byte, T*K)
 	}
-	if cap(buf.sa) < Tp*G {
-		buf.sa = make([]float32, Tp*G)
+	if cap(buf.sa) < T*G {
+		buf.sa = make([]float32, T*G)
 	}
-	if cap(buf.nsz) < Tp*G {
-		buf.nsz = make([]float32, Tp*G)
+	if cap(buf.nsz) < T*G {
+		buf.nsz = make([]float32, T*G)
 	}
-	xq, sa, nsz := buf.xq[:Tp*K], buf.sa[:Tp*G], buf.nsz[:Tp*G]
+	xq, sa, nsz := buf.xq[:T*K], buf.sa[:T*G], buf.nsz[:T*G]
 	quantizeU8(xq, sa, nsz, x, T, K)
-	// Rows past T: zero scales, so they add nothing (the kernel reads
-	// whole blocks).
-	clear(xq[T*K:])
-	clear(sa[T*G:])
-	clear(nsz[T*G:])
 	panels := N / i8Panel
 	parts := min(threads, panels, max(1, T*K*N/parallelMin))
 	if parts <= 1 {

@@ -15,7 +15,7 @@ func TestI8Kernel(t *testing.T) {
 	if !useI8 {
 		t.Skipf("kernel %s: no int8 kernel (needs GOEXPERIMENT=simd and a CPU with AVX512-VNNI and AVX512-BF16)", kernel)
 	}
-	for _, tc := range []struct{ T, K, N int }{{1, 64, 32}, {2, 384, 64}, {5, 128, 32}, {6, 384, 1536}, {7, 1536, 384}, {11, 384, 96}, {12, 64, 32}, {61, 1536, 384}} {
+	for _, tc := range []struct{ T, K, N int }{{1, 64, 32}, {2, 384, 64}, {3, 128, 64}, {4, 64, 32}, {5, 128, 32}, {6, 384, 1536}, {10, 384, 32}, {7, 1536, 384}, {11, 384, 96}, {12, 64, 32}, {61, 1536, 384}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
 		for i := range x {
 			x[i] = x[i]*4 + 1 // off-centre: a zero point other than 128
@@ -25,8 +25,7 @@ func TestI8Kernel(t *testing.T) {
 		}
 		wq := packI8(w, tc.K, tc.N)
 		G := tc.K / i8Group
-		Tp := (tc.T + i8Rows - 1) / i8Rows * i8Rows
-		xq, sa, nsz := make([]byte, Tp*tc.K), make([]float32, Tp*G), make([]float32, Tp*G)
+		xq, sa, nsz := make([]byte, tc.T*tc.K), make([]float32, tc.T*G), make([]float32, tc.T*G)
 		quantizeU8Go(xq, sa, nsz, x, tc.T, tc.K)
 
 		// The kernel against the plain Go sums, on a dirty output.

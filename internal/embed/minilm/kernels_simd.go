@@ -98,10 +98,31 @@ func matmulBF16AVX512(dst []float32, xb []uint32, T, K, N int, w []uint32, b []f
 // written by gemm_i8_gen.py): 6 rows of u8 activations (groups·i8Group
 // bytes each, ldx apart; scales sa and −s·z nsz, lds apart) times the
 // packed int8 panel w (column scales and scaled sums sw) plus b[:32] into
-// 6 rows of dst (ldd apart), 32 columns each.
+// 6 rows of dst (ldd apart), 32 columns each. gemmI8x1 … gemmI8x5 are the
+// same for fewer rows.
 //
 //go:noescape
 func gemmI8x6(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+//go:noescape
+func gemmI8x5(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+//go:noescape
+func gemmI8x4(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+//go:noescape
+func gemmI8x3(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+//go:noescape
+func gemmI8x2(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+//go:noescape
+func gemmI8x1(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int)
+
+// gemmI8Tail is gemmI8x1 … gemmI8x5 by their rows.
+var gemmI8Tail = [i8Rows]func(groups int, x *byte, ldx int, sa *float32, nsz *float32, lds int, w *byte, sw *float32, b *float32, dst *float32, ldd int){
+	nil, gemmI8x1, gemmI8x2, gemmI8x3, gemmI8x4, gemmI8x5,
+}
 
 // quantizeU8Groups quantizes n consecutive groups of i8Group values as
 // quantizeU8Go does (gemm_i8_amd64.s).
@@ -122,30 +143,26 @@ func quantizeU8AVX512(xq []byte, sa, nsz, x []float32, T, K int) {
 }
 
 // matmulI8AVX512 is matmulI8 with gemmI8x6: blocks of 6 tokens × 32
-// columns. The last T mod 6 tokens, if any, run as a whole block into a
-// tile on the stack (xq's, sa's and nsz's rows past T are zero), whose
-// rows below T are copied out.
+// columns, the last T mod 6 tokens in one block of their own size (no
+// row computed twice, none past T).
 func matmulI8AVX512(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w *i8Mat, b []float32, q0, q1 int) {
+	if T == 0 {
+		return
+	}
 	G := K / i8Group
-	Tp := (T + i8Rows - 1) / i8Rows * i8Rows
-	xq, sa, nsz, dst = xq[:Tp*K], sa[:Tp*G], nsz[:Tp*G], dst[:T*N]
-	var tile [i8Rows * i8Panel]float32
+	xq, sa, nsz, dst = xq[:T*K], sa[:T*G], nsz[:T*G], dst[:T*N]
 	for q := q0; q < q1; q++ {
 		wq := w.w[q*K*i8Panel : (q+1)*K*i8Panel]
 		sw := w.sw[q*G*2*i8Panel : (q+1)*G*2*i8Panel]
 		col := q * i8Panel
 		bq := b[col : col+i8Panel]
+		_ = dst[(T-1)*N+col+i8Panel-1]
 		t := 0
 		for ; t+i8Rows <= T; t += i8Rows {
-			_ = dst[(t+i8Rows-1)*N+col+i8Panel-1]
 			gemmI8x6(G, &xq[t*K], K, &sa[t*G], &nsz[t*G], G, &wq[0], &sw[0], &bq[0], &dst[t*N+col], N)
 		}
-		if t == T {
-			continue
-		}
-		gemmI8x6(G, &xq[t*K], K, &sa[t*G], &nsz[t*G], G, &wq[0], &sw[0], &bq[0], &tile[0], i8Panel)
-		for r := range T - t {
-			copy(dst[(t+r)*N+col:(t+r)*N+col+i8Panel], tile[r*i8Panel:(r+1)*i8Panel])
+		if t < T {
+			gemmI8Tail[T-t](G, &xq[t*K], K, &sa[t*G], &nsz[t*G], G, &wq[0], &sw[0], &bq[0], &dst[t*N+col], N)
 		}
 	}
 }
