@@ -84,6 +84,8 @@ func packI8(w []float32, K, N int) *i8Mat {
 	return m
 }
 
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
 // quantizeU8Go writes each row of x (T × K) as u8 into xq, per group of
 // i8Group values: scale s = (max(hi, 0) − min(lo, 0)) / 255, zero point
 // z = round(−min(lo, 0)/s), q = clamp(round(v/s) + z, 0, 255). It writes
