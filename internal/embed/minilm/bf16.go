@@ -22,7 +22,8 @@ import (
 // bfPanel is the output columns of a packed bf16 panel.
 const bfPanel = 32
 
-// bfRows is the rows (tokens) of the bf16 micro-kernel's block.
+// bfRows is the rows (tokens) of the bf16 micro-kernel's block (and one
+// more than its tail kernels' largest).
 const bfRows = 12
 
 // useBF16 is true when the bf16 kernel is available (kernels_simd.go, on
@@ -30,9 +31,8 @@ const bfRows = 12
 var useBF16 = false
 
 // matmulBF16 computes the output panels [q0, q1) (bfPanel columns each)
-// of dst (T × N) = x · w + b, x given as bfloat16 pairs by toBF16 (T
-// rounded up to whole blocks of bfRows rows) and w packed by packBF16. Set
-// only where useBF16 can be true.
+// of dst (T × N) = x · w + b, x given as bfloat16 pairs by toBF16 and w
+// packed by packBF16. Set only where useBF16 can be true.
 var matmulBF16 func(dst []float32, xb []uint32, T, K, N int, w []uint32, b []float32, q0, q1 int)
 
 // bfWeights are a model's matrix weights as bfloat16, packed for
@@ -113,18 +113,15 @@ func packBF16(w []float32, K, N int) []uint32 {
 	return out
 }
 
-// toBF16 writes x (T × K, K even) as bfloat16 pairs into xb, T rounded up
-// to whole blocks of bfRows rows, the rows past T zero; it returns xb,
-// grown if needed.
+// toBF16 writes x (T × K, K even) as bfloat16 pairs into xb; it returns
+// xb, grown if needed.
 func toBF16(xb []uint32, x []float32, T, K int) []uint32 {
 	K2 := K / 2
-	Tp := (T + bfRows - 1) / bfRows * bfRows
-	if cap(xb) < Tp*K2 {
-		xb = make([]uint32, Tp*K2)
+	if cap(xb) < T*K2 {
+		xb = make([]uint32, T*K2)
 	}
-	xb = xb[:Tp*K2]
-	bf16Pairs(xb[:T*K2], x[:T*K])
-	clear(xb[T*K2:])
+	xb = xb[:T*K2]
+	bf16Pairs(xb, x[:T*K])
 	return xb
 }
 
