@@ -145,7 +145,7 @@ func BenchmarkPackBF16(b *testing.B) {
 	m := testModel(b)
 	m.Check() // reads the whole file: its pages resident
 	reportCPU(b, func() {
-		m.bfOnce = sync.Once{}
+		m.bfOnce = [2]sync.Once{}
 		m.bf16Weights()
 	})
 }

@@ -15,13 +15,15 @@ import (
 // 0.999; int8 in groups of 32 along K did (and groups of 64 in the
 // feed-forward products only, the rest bf16), at the price of a float
 // rescale of every accumulator per group (architecture.md has the
-// figures). Attention (Q·Kᵀ, P·V), LayerNorm, GELU and pooling stay
-// float32.
+// figures). Where the CPU also has AVX512-VNNI, the feed-forward products
+// take that last scheme (int8.go). Attention (Q·Kᵀ, P·V), LayerNorm, GELU
+// and pooling stay float32.
 
 // bfPanel is the output columns of a packed bf16 panel.
 const bfPanel = 32
 
-// bfRows is the rows (tokens) of the bf16 micro-kernel's block.
+// bfRows is the rows (tokens) of the bf16 micro-kernel's block (and one
+// more than its tail kernels' largest).
 const bfRows = 12
 
 // useBF16 is true when the bf16 kernel is available (kernels_simd.go, on
@@ -29,9 +31,8 @@ const bfRows = 12
 var useBF16 = false
 
 // matmulBF16 computes the output panels [q0, q1) (bfPanel columns each)
-// of dst (T × N) = x · w + b, x given as bfloat16 pairs by toBF16 (T
-// rounded up to whole blocks of bfRows rows) and w packed by packBF16. Set
-// only where useBF16 can be true.
+// of dst (T × N) = x · w + b, x given as bfloat16 pairs by toBF16 and w
+// packed by packBF16. Set only where useBF16 can be true.
 var matmulBF16 func(dst []float32, xb []uint32, T, K, N int, w []uint32, b []float32, q0, q1 int)
 
 // bfWeights are a model's matrix weights as bfloat16, packed for
@@ -42,30 +43,43 @@ type bfWeights struct {
 
 type bfLayer struct {
 	qkv, out, up, down []uint32
+	// upQ and downQ are the feed-forward weights in int8 where useI8
+	// (up and down are nil then).
+	upQ, downQ *i8Mat
 }
 
 // bf16Weights returns m's bf16 weights, packing them on the first call,
 // or nil when the bf16 kernel is off. Packing reads every matrix of the
-// mapped file once (about 40 ms); the result is 21 MB of heap.
+// mapped file once (about 40 ms); the result is 21 MB of heap, 14 MB
+// where the feed-forward weights are int8 (useI8). The two variants are
+// packed apart (tests switch useI8 on one Model).
 func (m *Model) bf16Weights() *bfWeights {
 	if !useBF16 {
 		return nil
 	}
-	m.bfOnce.Do(func() {
+	v := 0
+	if useI8 {
+		v = 1
+	}
+	m.bfOnce[v].Do(func() {
 		H, I := Dim, int(m.h.Inter)
 		at := func(off uint64, n int) []float32 { return m.w[off : off+uint64(n) : off+uint64(n)] }
 		bw := &bfWeights{}
 		for _, ll := range m.lay.layers {
-			bw.layers = append(bw.layers, bfLayer{
-				qkv:  packBF16(at(ll.qkvW, 3*H*H), H, 3*H),
-				out:  packBF16(at(ll.outW, H*H), H, H),
-				up:   packBF16(at(ll.upW, I*H), H, I),
-				down: packBF16(at(ll.downW, H*I), I, H),
-			})
+			bl := bfLayer{
+				qkv: packBF16(at(ll.qkvW, 3*H*H), H, 3*H),
+				out: packBF16(at(ll.outW, H*H), H, H),
+			}
+			if v == 1 {
+				bl.upQ, bl.downQ = packI8(at(ll.upW, I*H), H, I), packI8(at(ll.downW, H*I), I, H)
+			} else {
+				bl.up, bl.down = packBF16(at(ll.upW, I*H), H, I), packBF16(at(ll.downW, H*I), I, H)
+			}
+			bw.layers = append(bw.layers, bl)
 		}
-		m.bf = bw
+		m.bf[v] = bw
 	})
-	return m.bf
+	return m.bf[v]
 }
 
 // bf16Bits rounds x to bfloat16, to nearest with ties to even, and returns
@@ -99,18 +113,15 @@ func packBF16(w []float32, K, N int) []uint32 {
 	return out
 }
 
-// toBF16 writes x (T × K, K even) as bfloat16 pairs into xb, T rounded up
-// to whole blocks of bfRows rows, the rows past T zero; it returns xb,
-// grown if needed.
+// toBF16 writes x (T × K, K even) as bfloat16 pairs into xb; it returns
+// xb, grown if needed.
 func toBF16(xb []uint32, x []float32, T, K int) []uint32 {
 	K2 := K / 2
-	Tp := (T + bfRows - 1) / bfRows * bfRows
-	if cap(xb) < Tp*K2 {
-		xb = make([]uint32, Tp*K2)
+	if cap(xb) < T*K2 {
+		xb = make([]uint32, T*K2)
 	}
-	xb = xb[:Tp*K2]
-	bf16Pairs(xb[:T*K2], x[:T*K])
-	clear(xb[T*K2:])
+	xb = xb[:T*K2]
+	bf16Pairs(xb, x[:T*K])
 	return xb
 }
 

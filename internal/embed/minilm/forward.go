@@ -18,6 +18,7 @@ type work struct {
 	kt   []float32 // heads × head size × T: each head's keys, transposed
 	vp   []float32 // heads × head size × T: each head's values (SIMD kernels)
 	xb   []uint32  // a product's input as bfloat16 pairs (bf16 kernel)
+	i8   i8Buf     // a product's input as u8 (int8 kernel)
 }
 
 func grow(s []float32, n int) []float32 {
@@ -61,6 +62,15 @@ func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 		// prod is one of the layer's four products: x (T × K) times the
 		// weights at off (K × N) plus the bias at boff, into dst.
 		prod := func(dst, x []float32, K, N int, off, boff uint64, wb func(*bfLayer) []uint32) {
+			if bf != nil && wb(&bf.layers[li]) == nil {
+				// The feed-forward products in int8 (bf16Weights).
+				wq := bf.layers[li].upQ
+				if K != H {
+					wq = bf.layers[li].downQ
+				}
+				linearI8(dst, x, &wk.i8, T, K, N, wq, at(boff, N), threads)
+				return
+			}
 			if bf != nil {
 				wk.xb = linearBF16(dst, x, wk.xb, T, K, N, wb(&bf.layers[li]), at(boff, N), threads)
 				return

@@ -171,6 +171,572 @@ gemmBF16x12store:
 	VZEROUPPER
 	RET
 
+// func gemmBF16x11(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 11 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 11 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z21 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x11(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), R11
+	ADDQ R9, R11
+	LEAQ (R11)(R9*2), R12
+	ADDQ R9, R12
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z1, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z1, Z21
+	TESTQ CX, CX
+	JLE   gemmBF16x11store
+
+gemmBF16x11loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	VPBROADCASTD (R10)(R9*2), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z11
+	VPBROADCASTD (R11), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z12
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z13
+	VPBROADCASTD (R11)(R9*1), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z14
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z15
+	VPBROADCASTD (R11)(R9*2), Z26
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z16
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z17
+	VPBROADCASTD (R12), Z27
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z18
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z19
+	VPBROADCASTD (R12)(R9*1), Z26
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z20
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z21
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R12
+	DECQ CX
+	JNZ  gemmBF16x11loop
+
+gemmBF16x11store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z16, (DX)
+	VMOVUPS Z17, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z18, (DX)
+	VMOVUPS Z19, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z20, (DX)
+	VMOVUPS Z21, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x10(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 10 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 10 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z19 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x10(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), R11
+	ADDQ R9, R11
+	LEAQ (R11)(R9*2), R12
+	ADDQ R9, R12
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z1, Z19
+	TESTQ CX, CX
+	JLE   gemmBF16x10store
+
+gemmBF16x10loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	VPBROADCASTD (R10)(R9*2), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z11
+	VPBROADCASTD (R11), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z12
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z13
+	VPBROADCASTD (R11)(R9*1), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z14
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z15
+	VPBROADCASTD (R11)(R9*2), Z26
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z16
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z17
+	VPBROADCASTD (R12), Z27
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z18
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z19
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R12
+	DECQ CX
+	JNZ  gemmBF16x10loop
+
+gemmBF16x10store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z16, (DX)
+	VMOVUPS Z17, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z18, (DX)
+	VMOVUPS Z19, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x9(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 9 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 9 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z17 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x9(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), R11
+	ADDQ R9, R11
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	TESTQ CX, CX
+	JLE   gemmBF16x9store
+
+gemmBF16x9loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	VPBROADCASTD (R10)(R9*2), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z11
+	VPBROADCASTD (R11), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z12
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z13
+	VPBROADCASTD (R11)(R9*1), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z14
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z15
+	VPBROADCASTD (R11)(R9*2), Z26
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z16
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z17
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNZ  gemmBF16x9loop
+
+gemmBF16x9store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z16, (DX)
+	VMOVUPS Z17, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x8(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 8 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 8 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z15 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x8(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), R11
+	ADDQ R9, R11
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	TESTQ CX, CX
+	JLE   gemmBF16x8store
+
+gemmBF16x8loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	VPBROADCASTD (R10)(R9*2), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z11
+	VPBROADCASTD (R11), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z12
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z13
+	VPBROADCASTD (R11)(R9*1), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z14
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z15
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNZ  gemmBF16x8loop
+
+gemmBF16x8store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x7(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 7 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 7 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z13 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x7(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), R11
+	ADDQ R9, R11
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	TESTQ CX, CX
+	JLE   gemmBF16x7store
+
+gemmBF16x7loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	VPBROADCASTD (R10)(R9*2), Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z11
+	VPBROADCASTD (R11), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z12
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z13
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNZ  gemmBF16x7loop
+
+gemmBF16x7store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	VZEROUPPER
+	RET
+
 // func gemmBF16x6(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
 //
 // 6 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
@@ -253,5 +819,301 @@ gemmBF16x6store:
 	ADDQ    R13, DX
 	VMOVUPS Z10, (DX)
 	VMOVUPS Z11, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x5(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 5 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 5 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z9 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x5(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	TESTQ CX, CX
+	JLE   gemmBF16x5store
+
+gemmBF16x5loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	VPBROADCASTD (R10)(R9*1), Z26
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z9
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	DECQ CX
+	JNZ  gemmBF16x5loop
+
+gemmBF16x5store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x4(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 4 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 4 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z7 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x4(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	TESTQ CX, CX
+	JLE   gemmBF16x4store
+
+gemmBF16x4loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	VPBROADCASTD (R10), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 // VDPBF16PS Z27, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb // VDPBF16PS Z27, Z25, Z7
+	ADDQ $128, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	DECQ CX
+	JNZ  gemmBF16x4loop
+
+gemmBF16x4store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x3(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 3 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 3 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z5 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x3(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	TESTQ CX, CX
+	JLE   gemmBF16x3store
+
+gemmBF16x3loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	VPBROADCASTD (R8)(R9*2), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 // VDPBF16PS Z26, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea // VDPBF16PS Z26, Z25, Z5
+	ADDQ $128, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  gemmBF16x3loop
+
+gemmBF16x3store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x2(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 2 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 2 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z3 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x2(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	TESTQ CX, CX
+	JLE   gemmBF16x2store
+
+gemmBF16x2loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	VPBROADCASTD (R8)(R9*1), Z27
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 // VDPBF16PS Z27, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb // VDPBF16PS Z27, Z25, Z3
+	ADDQ $128, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  gemmBF16x2loop
+
+gemmBF16x2store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R13, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmBF16x1(k2 int, x *uint32, ldx int, w *uint32, b *float32, dst *float32, ldd int)
+//
+// 1 rows of x, each k2 pairs of bfloat16 (one uint32 per pair, rows ldx
+// pairs apart), times one packed bf16 panel w (k2 pairs × 32 columns: for
+// each pair of k, 32 uint32 each holding a column's two weights), plus
+// b[:32] (float32), into 1 rows of dst (ldd floats apart), 32 float32
+// columns each. Accumulators Z0–Z1 (row i in Z(2i), Z(2i+1)), the
+// panel's two weight vectors in Z24, Z25, broadcast input pairs in Z26,
+// Z27. VDPBF16PS adds both products of a pair to a float32 lane.
+TEXT ·gemmBF16x1(SB), NOSPLIT, $0-56
+	MOVQ k2+0(FP), CX
+	MOVQ x+8(FP), R8
+	MOVQ ldx+16(FP), R9
+	SHLQ $2, R9
+	MOVQ w+24(FP), DI
+	MOVQ b+32(FP), SI
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	TESTQ CX, CX
+	JLE   gemmBF16x1store
+
+gemmBF16x1loop:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VPBROADCASTD (R8), Z26
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 // VDPBF16PS Z26, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca // VDPBF16PS Z26, Z25, Z1
+	ADDQ $128, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  gemmBF16x1loop
+
+gemmBF16x1store:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
 	VZEROUPPER
 	RET

@@ -86,7 +86,7 @@ TEXT ·%s(SB), NOSPLIT, $0-56
 	MOVQ dst+40(FP), DX
 	MOVQ ldd+48(FP), R13
 	SHLQ $2, R13''' % (name, rows, rows, 2 * rows - 1, name))
-    bases = ['R8', 'R10', 'R11', 'R12'][:rows // 3]
+    bases = ['R8', 'R10', 'R11', 'R12'][:(rows + 2) // 3]
     for prev, b in zip(bases, bases[1:]):
         P('\tLEAQ (%s)(R9*2), %s' % (prev, b))
         P('\tADDQ R9, %s' % b)
@@ -101,7 +101,7 @@ TEXT ·%s(SB), NOSPLIT, $0-56
 %sloop:
 	VMOVUPS (DI), Z24
 	VMOVUPS 64(DI), Z25''' % (name, name))
-    addrs = [a for b in bases for a in ('(%s)' % b, '(%s)(R9*1)' % b, '(%s)(R9*2)' % b)]
+    addrs = [a for b in bases for a in ('(%s)' % b, '(%s)(R9*1)' % b, '(%s)(R9*2)' % b)][:rows]
     for i, addr in enumerate(addrs):
         t = 26 + i % 2
         P('\tVPBROADCASTD %s, Z%d' % (addr, t))
@@ -123,6 +123,6 @@ TEXT ·%s(SB), NOSPLIT, $0-56
 	RET''')
 
 
-gemm(12)
-gemm(6)
+for rows in range(12, 0, -1):
+    gemm(rows)
 print('\n'.join(out))

@@ -85,6 +85,8 @@ func store4(d []float32, a, b, c, e float32) {
 // Kernel names the matrix kernels in use: "avx2-fma" when built with
 // GOEXPERIMENT=simd on an amd64 CPU that has AVX2 and FMA,
 // "avx512-bf16" when it also has AVX512-BF16 (batches multiply in
-// bfloat16, single texts as avx2-fma), else "go". For status output: the
-// plain kernels are several times slower.
+// bfloat16, single texts as avx2-fma), "avx512-vnni" when it has
+// AVX512-VNNI as well (batches' feed-forward products in int8, the rest
+// as avx512-bf16), else "go". For status output: the plain kernels are
+// several times slower.
 func Kernel() string { return kernel }

@@ -135,30 +135,36 @@ type kernelSet struct {
 	normRow     func(row, add, g, b []float32, eps float32)
 	attendHeads func(ctx, qkv, prob, kt, vp []float32, T, H, heads, h0, h1 int)
 	useBF16     bool
+	useI8       bool
 	kernel      string
 }
 
 func currentKernels() kernelSet {
-	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, kernel}
+	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, useI8, kernel}
 }
 
 func (k kernelSet) set() {
-	matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.useBF16, k.kernel
+	matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, useI8, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.useBF16, k.useI8, k.kernel
 }
 
 // kernelChoices are the kernels this build and CPU can run, fastest
-// first: the one chosen at start-up, then without bf16 (the float32 SIMD
-// kernels), then plain Go.
+// first: the one chosen at start-up, then without int8 (bf16 products
+// only), then without bf16 (the float32 SIMD kernels), then plain Go.
 func kernelChoices() []kernelSet {
 	chosen := currentKernels()
 	choices := []kernelSet{chosen}
+	if chosen.useI8 {
+		f := chosen
+		f.useI8, f.kernel = false, "avx512-bf16"
+		choices = append(choices, f)
+	}
 	if chosen.useBF16 {
 		f := chosen
-		f.useBF16, f.kernel = false, "avx2-fma"
+		f.useBF16, f.useI8, f.kernel = false, false, "avx2-fma"
 		choices = append(choices, f)
 	}
 	if chosen.kernel != "go" {
-		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, false, "go"})
+		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, false, false, "go"})
 	}
 	return choices
 }
@@ -177,7 +183,7 @@ func TestBF16Kernel(t *testing.T) {
 	if !useBF16 {
 		t.Skipf("kernel %s: no bf16 kernel (needs GOEXPERIMENT=simd and a CPU with AVX512-BF16)", kernel)
 	}
-	for _, tc := range []struct{ T, K, N int }{{1, 384, 32}, {2, 384, 64}, {5, 8, 32}, {11, 384, 384}, {12, 384, 1152}, {13, 1536, 384}, {24, 384, 1536}, {61, 1536, 384}, {128, 384, 96}} {
+	for _, tc := range []struct{ T, K, N int }{{1, 384, 32}, {2, 384, 64}, {3, 8, 32}, {4, 8, 32}, {5, 8, 32}, {6, 8, 32}, {7, 384, 32}, {8, 8, 32}, {9, 8, 64}, {10, 8, 32}, {11, 384, 384}, {12, 384, 1152}, {13, 1536, 384}, {24, 384, 1536}, {61, 1536, 384}, {128, 384, 96}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
 		for i := range x {
 			x[i] *= 4 // a range of exponents, as activations have
@@ -209,7 +215,7 @@ func TestBF16Kernel(t *testing.T) {
 				t.Fatalf("bf16 %v: [%d] = %g, plain Go on bf16 inputs %g (sum of magnitudes %g)", tc, i, got[i], want[i], mag[i])
 			}
 		}
-		if len(xb)%bfRows != 0 && len(xb) != (tc.T+bfRows-1)/bfRows*bfRows*tc.K/2 {
+		if len(xb) != tc.T*tc.K/2 {
 			t.Fatalf("bf16 %v: conversion buffer of %d", tc, len(xb))
 		}
 	}

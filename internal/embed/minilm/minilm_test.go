@@ -57,7 +57,8 @@ func TestTokens(t *testing.T) {
 
 // TestEmbedPaths checks that the batch, single-text and concurrent paths
 // agree (bit for bit with the same kernels; where batches multiply in
-// bf16 and single texts in float32, to a cosine of 0.9999), that vectors
+// bf16 and single texts in float32, to a cosine of 0.9999, 0.999 where
+// the feed-forward products are int8), that vectors
 // are unit length, and that Embed honours ctx.
 func TestEmbedPaths(t *testing.T) {
 	m := testModel(t)
@@ -76,8 +77,14 @@ func TestEmbedPaths(t *testing.T) {
 			if !slices.Equal(same, vs[i]) {
 				t.Errorf("%q: bf16 single-text vector differs from Embed's (cosine %.7f)", trim(text), cosine(same, vs[i]))
 			}
-			if c := cosine(one, vs[i]); c < 0.9999 {
-				t.Errorf("EmbedText(%q) (float32) has cosine %.7f with Embed's (bf16) vector", trim(text), c)
+			// int8 feed-forward products move a vector further: the
+			// reference engine's own bar.
+			bound := 0.9999
+			if useI8 {
+				bound = 0.999
+			}
+			if c := cosine(one, vs[i]); c < bound {
+				t.Errorf("EmbedText(%q) (float32) has cosine %.7f with Embed's (%s) vector", trim(text), c, kernel)
 			}
 		} else if !slices.Equal(one, vs[i]) {
 			t.Errorf("EmbedText(%q) differs from Embed's vector (cosine %.7f)", trim(text), cosine(one, vs[i]))

@@ -85,8 +85,6 @@ func quantWeights(w []float32, K, N int, p prec) {
 	}
 }
 
-func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
-
 // quantRow rounds one token's activations to p.
 func quantRow(row []float32, p prec) {
 	switch p {
