@@ -633,7 +633,16 @@ func (v *View) DenseCos(i int, q []float32) float32 {
 	if inv == 0 || len(q) != v.denseDim {
 		return 0
 	}
-	return dotQ8(v.denseVec(i), q) * inv
+	return cosQ8(v.denseVec(i), inv, q)
+}
+
+// cosQ8 is the cosine of an int8 vector whose inverse norm is inv with the
+// L2-normalised q (0 when inv is: no vector).
+func cosQ8(vec []int8, inv float32, q []float32) float32 {
+	if inv == 0 {
+		return 0
+	}
+	return dotQ8(vec, q) * inv
 }
 
 // denseCosines sets out[k] to the cosine between item items[k]'s dense
@@ -665,29 +674,20 @@ func (v *View) denseCosines(items []int32, q []float32, out []float32) {
 		for end < len(order) && end-start < maxRun && int(items[order[end]]) == first+(end-start) {
 			end++
 		}
-		if first < 0 || first+(end-start) > v.n {
-			for k := start; k < end; k++ {
-				out[order[k]] = v.DenseCos(int(items[order[k]]), q)
-			}
-			start = end
-			continue
-		}
 		run := buf[:(end-start)*dim]
-		if _, err := v.file.ReadAt(run, v.dvecsOff+int64(first)*int64(dim)); err != nil {
-			for k := start; k < end; k++ {
-				out[order[k]] = v.DenseCos(int(items[order[k]]), q)
-			}
-			start = end
-			continue
+		read := first >= 0 && first+(end-start) <= v.n
+		if read {
+			_, err := v.file.ReadAt(run, v.dvecsOff+int64(first)*int64(dim))
+			read = err == nil
 		}
 		for k := start; k < end; k++ {
-			inv := v.denseInvNorm(first + k - start)
-			if inv == 0 {
-				out[order[k]] = 0
+			i := int(items[order[k]])
+			if !read { // out of range, or the read failed: through the mapping
+				out[order[k]] = v.DenseCos(i, q)
 				continue
 			}
 			b := run[(k-start)*dim : (k-start+1)*dim]
-			out[order[k]] = dotQ8(unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), dim), q) * inv
+			out[order[k]] = cosQ8(unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), dim), v.denseInvNorm(i), q)
 		}
 		start = end
 	}
