@@ -489,13 +489,18 @@ func instructionColon(text string) int {
 	if strings.ContainsAny(head[:i], "\n.?!") {
 		return -1 // the colon is not in the opening sentence
 	}
+	// The verb after "please", "can you" and the like.
 	words := strings.Fields(strings.ToLower(head[:i]))
-	for len(words) > 1 && (words[0] == "please" || words[0] == "pls" || words[0] == "kindly" ||
-		(words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will") && words[1] == "you") {
-		if words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will" {
+lead:
+	for len(words) > 1 {
+		switch {
+		case words[0] == "please" || words[0] == "pls" || words[0] == "kindly":
 			words = words[1:]
+		case (words[0] == "can" || words[0] == "could" || words[0] == "would" || words[0] == "will") && words[1] == "you":
+			words = words[2:]
+		default:
+			break lead
 		}
-		words = words[1:]
 	}
 	if len(words) == 0 || !materialVerbs[strings.Trim(words[0], ",")] {
 		return -1
