@@ -607,6 +607,34 @@ func readRows(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]pulledRo
 	return out, ev, err
 }
 
+// readRow decodes a pulled row's body into v and checks it; an unreadable
+// or malformed row is logged and not taken.
+func (s *syncer) readRow(r pulledRow, v interface{ sane(id string) bool }) bool {
+	if err := json.Unmarshal(r.body, v); err != nil {
+		s.o.Log.Warn("share: unreadable "+r.kind+" on the server", "id", r.id, "err", err)
+		return false
+	}
+	if !v.sane(r.id) {
+		s.o.Log.Warn("share: malformed "+r.kind+" on the server, not taken", "id", r.id)
+		return false
+	}
+	return true
+}
+
+// placeRow finds where a pulled row's memory lives on this machine (see
+// place); a project memory of a remote with no checkout here is parked in
+// a, and ok is false.
+func (s *syncer) placeRow(ctx context.Context, r pulledRow, a *store.ShareApply, scope, key string) (project, path string, ok bool, err error) {
+	project, path, park, ok, err := s.place(ctx, r.space, scope, key)
+	if err != nil {
+		return "", "", false, err
+	}
+	if park != "" {
+		a.Park = append(a.Park, store.Parked{ID: r.id, Space: r.space, Key: park})
+	}
+	return project, path, ok, nil
+}
+
 func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []pulledRow, ev map[string]map[string]Evidence) error {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
@@ -640,20 +668,12 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 		switch r.kind {
 		case "episode":
 			var srv sharedEpisode
-			if err := json.Unmarshal(r.body, &srv); err != nil {
-				s.o.Log.Warn("share: unreadable episode on the server", "id", r.id, "err", err)
+			if !s.readRow(r, &srv) {
 				continue
 			}
-			if !srv.sane(r.id) {
-				s.o.Log.Warn("share: malformed episode on the server, not taken", "id", r.id)
-				continue
-			}
-			project, path, park, ok, err := s.place(ctx, r.space, srv.Scope, srv.ProjectKey)
+			project, path, ok, err := s.placeRow(ctx, r, &a, srv.Scope, srv.ProjectKey)
 			if err != nil {
 				return err
-			}
-			if park != "" {
-				a.Park = append(a.Park, store.Parked{ID: r.id, Space: r.space, Key: park})
 			}
 			if !ok {
 				continue
@@ -681,20 +701,12 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 			a.Episodes = append(a.Episodes, e)
 		case "belief":
 			var srv sharedBelief
-			if err := json.Unmarshal(r.body, &srv); err != nil {
-				s.o.Log.Warn("share: unreadable belief on the server", "id", r.id, "err", err)
+			if !s.readRow(r, &srv) {
 				continue
 			}
-			if !srv.sane(r.id) {
-				s.o.Log.Warn("share: malformed belief on the server, not taken", "id", r.id)
-				continue
-			}
-			project, path, park, ok, err := s.place(ctx, r.space, srv.Scope, srv.ProjectKey)
+			project, path, ok, err := s.placeRow(ctx, r, &a, srv.Scope, srv.ProjectKey)
 			if err != nil {
 				return err
-			}
-			if park != "" {
-				a.Park = append(a.Park, store.Parked{ID: r.id, Space: r.space, Key: park})
 			}
 			if !ok {
 				continue
