@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/engram-memory/engram/bench/internal/benchkit"
+	"github.com/engram-memory/engram/bench/internal/locomodata"
 	"github.com/engram-memory/engram/internal/recall"
 )
 
@@ -131,7 +132,7 @@ func (c *conversation) diagnoseTurns() {
 // classifyMisses labels each evidence turn of res that missed the context
 // (lenient rule), and lists the evidence turns whose episode was injected
 // (whether or not its bite carried the turn).
-func (c *conversation) classifyMisses(ctx context.Context, res *questionResult, q QA) {
+func (c *conversation) classifyMisses(ctx context.Context, res *questionResult, q locomodata.QA) {
 	hit := map[string]bool{}
 	for _, id := range res.Lenient {
 		hit[id] = true
@@ -245,7 +246,7 @@ func (c *conversation) showMisses(w io.Writer, perClass int) {
 	}
 	for _, cl := range missOrder {
 		for _, e := range byClass[cl] {
-			fmt.Fprintf(w, "--- %s | %s q%d (%s) evidence %s\n", cl, c.sample.ID, e.q.Index, categoryName(e.q.Category), e.id)
+			fmt.Fprintf(w, "--- %s | %s q%d (%s) evidence %s\n", cl, c.sample.ID, e.q.Index, locomodata.CategoryName(e.q.Category), e.id)
 			fmt.Fprintf(w, "question: %s\n", c.sample.QA[e.q.Index].Question)
 			fmt.Fprintf(w, "turn:     %s\n", c.turnText[e.id])
 			for _, epID := range c.turnDiag[e.id].episodes {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/bench/internal/benchkit"
+	"github.com/engram-memory/engram/bench/internal/locomodata"
 )
 
 // options configure one run of the harness.
@@ -51,7 +52,7 @@ type options struct {
 type conversation struct {
 	opt     options
 	bins    benchkit.Bins
-	sample  Sample
+	sample  locomodata.Sample
 	home    string // HOME
 	project string // the session's cwd, a git repository
 	claude  string // CLAUDE_CONFIG_DIR
@@ -138,7 +139,7 @@ func run(ctx context.Context, opt options) (*Report, error) {
 			fmt.Fprintf(opt.Log, format+"\n", a...)
 		}
 	}
-	samples, err := loadData(opt.Data)
+	samples, err := locomodata.Load(opt.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +355,7 @@ func (c *conversation) writeSessions(ctx context.Context) error {
 
 // prefix is what precedes a turn's text in the transcript: its speaker's
 // name, unless -speaker-prefix=false.
-func (c *conversation) prefix(t Turn) string {
+func (c *conversation) prefix(t locomodata.Turn) string {
 	if c.opt.NoSpeakerPrefix || t.Speaker == "" {
 		return ""
 	}
@@ -363,13 +364,13 @@ func (c *conversation) prefix(t Turn) string {
 
 // record remembers a turn's text (without the speaker prefix) under its
 // dia_id and returns it.
-func (c *conversation) record(t Turn) string {
+func (c *conversation) record(t locomodata.Turn) string {
 	text := strings.TrimSpace(t.Text)
 	if c.opt.Captions && strings.TrimSpace(t.Caption) != "" {
 		text += " [shares a photo: " + strings.TrimSpace(t.Caption) + "]"
 	}
 	c.capture.Turns++
-	if p := parseEvidence([]string{t.DiaID}); len(p.IDs) == 1 {
+	if p := locomodata.ParseEvidence([]string{t.DiaID}); len(p.IDs) == 1 {
 		c.turnText[p.IDs[0]] = text
 		c.photo[p.IDs[0]] = strings.TrimSpace(t.Caption) != ""
 	}
@@ -380,9 +381,9 @@ func (c *conversation) record(t Turn) string {
 }
 
 // ask sends one question to the prompt hook and scores its answer.
-func (c *conversation) ask(ctx context.Context, idx int, q QA) questionResult {
+func (c *conversation) ask(ctx context.Context, idx int, q locomodata.QA) questionResult {
 	res := questionResult{Conversation: c.sample.ID, Index: idx, Category: q.Category, Strict: []string{}, Lenient: []string{}, Content: []string{}}
-	ev := parseEvidence(q.Evidence)
+	ev := locomodata.ParseEvidence(q.Evidence)
 	res.Repaired = ev.Repaired
 	res.Skipped = len(ev.Skipped)
 	res.Evidence = []string{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/bench/internal/benchkit"
+	"github.com/engram-memory/engram/bench/internal/locomodata"
 )
 
 // Target of the later tuning work (a figure to print, not a pass/fail).
@@ -237,7 +238,7 @@ func newReport(opt options) *Report {
 	}
 	r.Target.Recall, r.Target.TokensPerPrompt = targetRecall, targetTokens
 	for c := 1; c <= 5; c++ {
-		r.cats[c] = &Stats{Category: c, Name: categoryName(c)}
+		r.cats[c] = &Stats{Category: c, Name: locomodata.CategoryName(c)}
 	}
 	return r
 }
@@ -258,7 +259,7 @@ func (r *Report) add(c *conversation) {
 	for _, q := range c.results {
 		st, ok := r.cats[q.Category]
 		if !ok {
-			st = &Stats{Category: q.Category, Name: categoryName(q.Category)}
+			st = &Stats{Category: q.Category, Name: locomodata.CategoryName(q.Category)}
 			r.cats[q.Category] = st
 		}
 		st.add(q)

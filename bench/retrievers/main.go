@@ -22,7 +22,9 @@
 // feedback). Units are packed in rank order until the next does not fit
 // (benchkit.Pack); an evidence turn is reached when >= 60% of its distinct
 // content words are in the packed text (benchkit.WordSet.Hit). Categories
-// 1-4; questions without evidence are skipped.
+// 1-4; questions without evidence are skipped. The file is read as
+// bench/locomo reads it (bench/internal/locomodata: malformed evidence ids
+// repaired).
 //
 // The data's licence (CC BY-NC) forbids copying it into this repository:
 // this prints figures only.
@@ -30,7 +32,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -40,26 +41,9 @@ import (
 	"strings"
 
 	"github.com/engram-memory/engram/bench/internal/benchkit"
+	"github.com/engram-memory/engram/bench/internal/locomodata"
 	"github.com/engram-memory/engram/internal/embed/minilm"
 )
-
-type turn struct {
-	Speaker string `json:"speaker"`
-	DiaID   string `json:"dia_id"`
-	Text    string `json:"text"`
-}
-
-type question struct {
-	Question string          `json:"question"`
-	Evidence json.RawMessage `json:"evidence"`
-	Category int             `json:"category"`
-}
-
-type sample struct {
-	ID           string                     `json:"sample_id"`
-	Conversation map[string]json.RawMessage `json:"conversation"`
-	QA           []question                 `json:"qa"`
-}
 
 // scheme is one retriever: which units it ranks, how it scores them, and
 // whether each unit carries the turn after it.
@@ -122,13 +106,9 @@ type tally struct {
 }
 
 func run(dataPath, modelDir string, budgets []int) error {
-	raw, err := os.ReadFile(dataPath)
+	data, err := locomodata.Load(dataPath)
 	if err != nil {
 		return err
-	}
-	var data []sample
-	if err := json.Unmarshal(raw, &data); err != nil {
-		return fmt.Errorf("%s: %w", dataPath, err)
 	}
 	tmp, err := os.MkdirTemp("", "retrievers-model-")
 	if err != nil {
@@ -160,7 +140,7 @@ func run(dataPath, modelDir string, budgets []int) error {
 			if q.Category < 1 || q.Category > 4 {
 				continue
 			}
-			ev := c.evidence(q.Evidence)
+			ev := c.evidence(locomodata.ParseEvidence(q.Evidence).IDs)
 			if len(ev) == 0 {
 				continue
 			}
@@ -230,7 +210,7 @@ func ratio(a, b int) float64 {
 type exchange struct{ a, b int }
 
 type conversation struct {
-	turns     []turn
+	turns     []locomodata.Turn
 	text      []string // "Speaker: text"
 	next      []int    // the turn after each turn in its session, or -1
 	exchanges []exchange
@@ -242,28 +222,15 @@ type conversation struct {
 	bmEx      *benchkit.BM25
 }
 
-func newConversation(s sample) *conversation {
+func newConversation(s locomodata.Sample) *conversation {
 	c := &conversation{byID: map[string]int{}}
-	var keys []int
-	for k := range s.Conversation {
-		if n, ok := strings.CutPrefix(k, "session_"); ok {
-			if i, err := strconv.Atoi(n); err == nil {
-				keys = append(keys, i)
-			}
-		}
-	}
-	sort.Ints(keys)
-	for _, k := range keys {
-		var ts []turn
-		if json.Unmarshal(s.Conversation[fmt.Sprintf("session_%d", k)], &ts) != nil {
-			continue // session_N_date_time and the like
-		}
+	for _, ses := range s.Sessions {
 		start := len(c.turns)
-		for i, t := range ts {
+		for i, t := range ses.Turns {
 			c.byID[t.DiaID] = len(c.turns)
 			c.turns = append(c.turns, t)
 			c.text = append(c.text, t.Speaker+": "+t.Text)
-			if i+1 < len(ts) {
+			if i+1 < len(ses.Turns) {
 				c.next = append(c.next, len(c.turns))
 			} else {
 				c.next = append(c.next, -1)
@@ -297,16 +264,12 @@ func (c *conversation) embed(m *minilm.Model) error {
 	return err
 }
 
-// evidence resolves a question's evidence ids to turns (malformed or
-// unknown ids are skipped).
-func (c *conversation) evidence(raw json.RawMessage) []int {
-	var ids []string
-	if json.Unmarshal(raw, &ids) != nil {
-		return nil
-	}
+// evidence resolves a question's evidence ids (ParseEvidence's) to turns;
+// ids of no turn are skipped.
+func (c *conversation) evidence(ids []string) []int {
 	var out []int
 	for _, id := range ids {
-		if i, ok := c.byID[strings.TrimSpace(id)]; ok {
+		if i, ok := c.byID[id]; ok {
 			out = append(out, i)
 		}
 	}

@@ -1,4 +1,6 @@
-package main
+// Package locomodata reads the LoCoMo format (Maharana et al., ACL 2024)
+// for engram's benchmarks: bench/locomo and bench/retrievers.
+package locomodata
 
 import (
 	"encoding/json"
@@ -46,7 +48,7 @@ type Turn struct {
 type QA struct {
 	Question string
 	Category int
-	// Evidence is the raw list of dia_ids; see parseEvidence.
+	// Evidence is the raw list of dia_ids; see ParseEvidence.
 	Evidence []string
 }
 
@@ -62,8 +64,8 @@ type rawSample struct {
 
 var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
 
-// loadData reads a LoCoMo-format file.
-func loadData(path string) ([]Sample, error) {
+// Load reads a LoCoMo-format file.
+func Load(path string) ([]Sample, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func loadData(path string) ([]Sample, error) {
 				return nil, fmt.Errorf("%s: %s.%s: %w", path, s.ID, k, err)
 			}
 			ses := Session{N: n, RawDate: str(k + "_date_time"), Turns: turns}
-			ses.Date, _ = parseDate(ses.RawDate)
+			ses.Date, _ = ParseDate(ses.RawDate)
 			s.Sessions = append(s.Sessions, ses)
 		}
 		sort.Slice(s.Sessions, func(a, b int) bool { return s.Sessions[a].N < s.Sessions[b].N })
@@ -119,8 +121,8 @@ func loadData(path string) ([]Sample, error) {
 	return out, nil
 }
 
-// parseDate reads LoCoMo's session dates, "1:56 pm on 8 May, 2023", as UTC.
-func parseDate(s string) (time.Time, error) {
+// ParseDate reads LoCoMo's session dates, "1:56 pm on 8 May, 2023", as UTC.
+func ParseDate(s string) (time.Time, error) {
 	s = strings.Join(strings.Fields(s), " ")
 	for _, layout := range []string{"3:04 pm on 2 January, 2006", "3:04 pm on 2 Jan, 2006", "3:04 PM on 2 January, 2006"} {
 		if t, err := time.Parse(layout, s); err == nil {
@@ -132,19 +134,19 @@ func parseDate(s string) (time.Time, error) {
 
 var diaPiece = regexp.MustCompile(`^D:?(\d+):(\d+)$`)
 
-// evidenceParse is the outcome of parsing one question's evidence list.
-type evidenceParse struct {
+// EvidenceParse is the outcome of parsing one question's evidence list.
+type EvidenceParse struct {
 	IDs      []string // canonical dia_ids ("D3:12"), deduplicated, in order
 	Repaired int      // ids recovered from a malformed entry ("D1:3; D1:4", "D:11:26")
 	Skipped  []string // pieces that name no dia_id
 }
 
-// parseEvidence splits and canonicalises an evidence list. Entries are
+// ParseEvidence splits and canonicalises an evidence list. Entries are
 // normally single dia_ids ("D1:3"); some are several joined by ';' or ','
 // or carry a stray colon ("D:11:26"). Pieces that are not of the form
 // D<session>:<turn> are skipped and reported.
-func parseEvidence(list []string) evidenceParse {
-	var p evidenceParse
+func ParseEvidence(list []string) EvidenceParse {
+	var p EvidenceParse
 	seen := map[string]bool{}
 	for _, e := range list {
 		pieces := strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || r == ' ' || r == '\t' })
@@ -182,7 +184,8 @@ var categoryNames = map[int]string{
 	5: "adversarial",
 }
 
-func categoryName(c int) string {
+// CategoryName names a LoCoMo question category.
+func CategoryName(c int) string {
 	if n, ok := categoryNames[c]; ok {
 		return n
 	}
