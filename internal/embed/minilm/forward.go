@@ -59,31 +59,30 @@ func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 	}
 	layerNorm(wk.x, nil, T, H, at(l.embLNg, H), at(l.embLNb, H), eps)
 	for li, ll := range l.layers {
-		// prod is one of the layer's four products: x (T × K) times the
-		// weights at off (K × N) plus the bias at boff, into dst.
-		prod := func(dst, x []float32, K, N int, off, boff uint64, wb func(*bfLayer) []uint32) {
-			if bf != nil && wb(&bf.layers[li]) == nil {
-				// The feed-forward products in int8 (bf16Weights).
-				wq := bf.layers[li].upQ
-				if K != H {
-					wq = bf.layers[li].downQ
-				}
-				linearI8(dst, x, &wk.i8, T, K, N, wq, at(boff, N), threads)
-				return
-			}
-			if bf != nil {
-				wk.xb = linearBF16(dst, x, wk.xb, T, K, N, wb(&bf.layers[li]), at(boff, N), threads)
-				return
-			}
-			linear(dst, x, T, K, N, at(off, K*N), at(boff, N), threads)
+		var bl bfLayer // no packed weights: the float32 kernels
+		if bf != nil {
+			bl = bf.layers[li]
 		}
-		prod(wk.qkv, wk.x, H, 3*H, ll.qkvW, ll.qkvB, func(b *bfLayer) []uint32 { return b.qkv })
+		// prod is one of the layer's four products: x (T × K) times the
+		// weights at off (K × N) plus the bias at boff, into dst; in int8
+		// when the layer has wq, in bf16 when it has wb.
+		prod := func(dst, x []float32, K, N int, off, boff uint64, wb []uint32, wq *i8Mat) {
+			switch {
+			case wq != nil:
+				linearI8(dst, x, &wk.i8, T, K, N, wq, at(boff, N), threads)
+			case wb != nil:
+				wk.xb = linearBF16(dst, x, wk.xb, T, K, N, wb, at(boff, N), threads)
+			default:
+				linear(dst, x, T, K, N, at(off, K*N), at(boff, N), threads)
+			}
+		}
+		prod(wk.qkv, wk.x, H, 3*H, ll.qkvW, ll.qkvB, bl.qkv, nil)
 		attention(wk.ctx, wk.qkv, wk.prob, wk.kt, wk.vp, T, H, heads, threads)
-		prod(wk.tmp, wk.ctx, H, H, ll.outW, ll.outB, func(b *bfLayer) []uint32 { return b.out })
+		prod(wk.tmp, wk.ctx, H, H, ll.outW, ll.outB, bl.out, nil)
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln1g, H), at(ll.ln1b, H), eps)
-		prod(wk.up, wk.x, H, I, ll.upW, ll.upB, func(b *bfLayer) []uint32 { return b.up })
+		prod(wk.up, wk.x, H, I, ll.upW, ll.upB, bl.up, bl.upQ)
 		gelu(wk.up)
-		prod(wk.tmp, wk.up, I, H, ll.downW, ll.downB, func(b *bfLayer) []uint32 { return b.down })
+		prod(wk.tmp, wk.up, I, H, ll.downW, ll.downB, bl.down, bl.downQ)
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln2g, H), at(ll.ln2b, H), eps)
 	}
 
