@@ -86,7 +86,8 @@ for p in $platforms; do
 	dir=$stage/$name
 	mkdir -p "$dir"
 	# The sentence embedder's kernels use AVX2 and FMA through Go's SIMD
-	# package on amd64 (checked at run time, with a plain Go fallback).
+	# package on amd64 (checked at run time, with a plain Go fallback); on
+	# arm64 they are NEON assembly in every build.
 	exp=${GOEXPERIMENT:-}
 	if [ "$arch" = amd64 ]; then
 		exp=${exp:+$exp,}simd

@@ -29,7 +29,8 @@ type ModelState struct {
 	Problem string `json:"problem,omitempty"`
 	// Kernel names the matrix kernels this build runs the model with
 	// ("avx512-vnni" or "avx512-bf16" for the worker's batches, with
-	// avx2-fma for prompts; "avx2-fma"; or "go": eight times slower).
+	// avx2-fma for prompts; "avx2-fma"; "neon" on arm64; or "go": eight
+	// times slower).
 	Kernel string `json:"kernel"`
 }
 

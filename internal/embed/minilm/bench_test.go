@@ -76,11 +76,17 @@ func BenchmarkWorker(b *testing.B) {
 // goroutine; MMAC/s is millions of multiply-adds per second (cpu-ns/op
 // counts this thread only). Throughput flat in T from a few tokens on is
 // why texts run unpadded one by one rather than padded into batches.
-func BenchmarkMatmul(b *testing.B) {
+func BenchmarkMatmul(b *testing.B) { benchMatmul(b, matmul) }
+
+// BenchmarkMatmulGo is BenchmarkMatmul with the plain Go kernel, for
+// comparison with the one in use.
+func BenchmarkMatmulGo(b *testing.B) { benchMatmul(b, matmulGo) }
+
+func benchMatmul(b *testing.B, mm func(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int)) {
 	for _, tc := range []struct{ T, K, N int }{{4, 384, 1536}, {20, 384, 1536}, {64, 384, 1536}, {256, 384, 1536}, {64, 1536, 384}} {
 		x, w, bias, dst := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N), make([]float32, tc.T*tc.N)
 		b.Run(fmt.Sprintf("%dx%dx%d", tc.T, tc.K, tc.N), func(b *testing.B) {
-			reportCPU(b, func() { matmul(dst, x, tc.T, tc.K, tc.N, w, bias, 0, tc.N/panel) })
+			reportCPU(b, func() { mm(dst, x, tc.T, tc.K, tc.N, w, bias, 0, tc.N/panel) })
 			b.ReportMetric(float64(tc.T*tc.K*tc.N)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MMAC/s")
 		})
 	}

@@ -2,7 +2,7 @@ package minilm
 
 // matmul computes the output panels [p0, p1) of dst (T × N) = x (T × K) ·
 // w + b, w packed by pack. It is matmulGo unless a SIMD kernel was chosen
-// at start-up (kernels_simd.go).
+// at start-up (kernels_simd.go on amd64, kernels_neon.go on arm64).
 var matmul = matmulGo
 
 // gelu applies GELU in place: geluGo, or its SIMD twin.
@@ -87,6 +87,7 @@ func store4(d []float32, a, b, c, e float32) {
 // "avx512-bf16" when it also has AVX512-BF16 (batches multiply in
 // bfloat16, single texts as avx2-fma), "avx512-vnni" when it has
 // AVX512-VNNI as well (batches' feed-forward products in int8, the rest
-// as avx512-bf16), else "go". For status output: the plain kernels are
-// several times slower.
+// as avx512-bf16), "neon" on arm64 (every build: the matrix products and
+// attention in NEON assembly, the rest plain Go), else "go". For status
+// output: the plain kernels are several times slower.
 func Kernel() string { return kernel }

@@ -36,7 +36,7 @@ func TestErf32(t *testing.T) {
 // on shapes that exercise every remainder path.
 func TestKernels(t *testing.T) {
 	t.Logf("kernel %s", kernel)
-	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {6, 384, 16}, {7, 1536, 384}, {11, 40, 32}, {12, 384, 48}, {20, 384, 1536}, {61, 1536, 32}} {
+	for _, tc := range []struct{ T, K, N int }{{1, 384, 16}, {2, 384, 32}, {3, 8, 48}, {5, 384, 1152}, {6, 384, 16}, {6, 1, 32}, {7, 1536, 384}, {8, 3, 16}, {9, 384, 64}, {10, 17, 48}, {11, 40, 32}, {12, 384, 48}, {13, 2, 16}, {20, 384, 1536}, {61, 1536, 32}, {64, 384, 96}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
 		want, got := make([]float32, tc.T*tc.N), make([]float32, tc.T*tc.N)
 		matmulGo(want, x, tc.T, tc.K, tc.N, w, b, 0, tc.N/panel)
@@ -44,6 +44,19 @@ func TestKernels(t *testing.T) {
 		for i := range want {
 			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
 				t.Fatalf("matmul %v: [%d] = %g, plain Go %g", tc, i, got[i], want[i])
+			}
+		}
+		// One goroutine's share of the panels: the columns outside it
+		// are left as they were.
+		if np := tc.N / panel; np >= 3 {
+			part := randMat(tc.T*tc.N + 1)[1:]
+			old := slices.Clone(part)
+			matmul(part, x, tc.T, tc.K, tc.N, w, b, 1, np-1)
+			for i := range part {
+				inside := i%tc.N >= panel && i%tc.N < (np-1)*panel
+				if inside && part[i] != got[i] || !inside && part[i] != old[i] {
+					t.Fatalf("matmul %v, panels [1, %d): [%d] = %g, whole product %g, before %g", tc, np-1, i, part[i], got[i], old[i])
+				}
 			}
 		}
 	}

@@ -12,7 +12,8 @@
 // GOEXPERIMENT=simd on amd64 they use AVX2 and FMA when the CPU has them,
 // and batches (the worker's) multiply in bfloat16 when it also has
 // AVX512-BF16 (bf16.go), their feed-forward products in int8 when it has
-// AVX512-VNNI as well (int8.go).
+// AVX512-VNNI as well (int8.go). On arm64 the matrix products run in NEON
+// assembly in every build (kernels_neon.go).
 package minilm
 
 import (
