@@ -157,6 +157,10 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitInstead, nil, "use|uses|using|prefer|prefers|choose|pick|try X instead_of|rather_than Y"},
 	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i A prefer|like|try|tend|want to avoid|stay_away_from|steer_clear_of X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict] aversion|dislike|distaste to|for|of|towards X"},
+	{episode.SignalPreference, emitPref, nil, "i A have|have_got [a|an] [strong|clear|definite|real|great|big|huge|personal|general|natural|absolute|strict] preference|liking|fondness for X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A not interested in X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am not [a] [big|huge] fan of X"},
 	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not|to Y"},
@@ -594,7 +598,17 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 
 	person, first, cond := byte(0), byte(0), false
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
+	lastAt := -1             // its index in out
+	var prevToks []token     // the previous clause's tokens
 	for _, cl := range splitClauses(toks) {
+		before := prevToks
+		prevToks = cl.toks
+		if cl.conj != "" && relativeOpen(before) {
+			// "brands that test on animals or use lanolin": the
+			// coordinated verb carries on the relative clause.
+			last, lastAt = nil, -1
+			continue
+		}
 		ctoks, please := stripFillers(cl.toks)
 		if p := clausePerson(cl.toks); p != 0 {
 			person = p
@@ -606,7 +620,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			cond = true // "if you prefer, use pytest": all of it is hedged
 		}
 		if len(ctoks) == 0 || len(ctoks) > maxClause || cond {
-			last = nil
+			last, lastAt = nil, -1
 			continue
 		}
 		got, ps := clauseSignals(ctoks, st.text, please, assistant)
@@ -615,8 +629,37 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			// "I prefer pytest, black and ruff", "never use mocks or
 			// stubs", "I prefer X, not Y".
 			if s, ok := coordinated(*last, ctoks, st.text); ok {
+				if lastAt >= 0 && sharedHead(out[lastAt], s, cl.conj, before, ctoks) {
+					// "interactive and gamified learning modes": one item
+					// whose modifiers were coordinated, not two items.
+					joint := " " + cl.conj + " "
+					if cl.conj == "" {
+						joint = " "
+					}
+					old := out[lastAt]
+					m := old
+					m.Subject += joint + s.Subject
+					m.Object = cmp.Or(m.Object, s.Object)
+					for i := range out { // a clause may state it twice
+						if o := out[i]; o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity {
+							out[i].Subject, out[i].Object = m.Subject, m.Object
+						}
+					}
+					last = &m
+					continue
+				}
 				out = append(out, s) // keeps last's Global
-				last = &s
+				last, lastAt = &s, len(out)-1
+				continue
+			}
+			if lastAt >= 0 && modifierFragment(out[lastAt], before, ctoks) {
+				// "a preference for logical and analytical approaches
+				// that involve …": "logical" alone is no item.
+				old := out[lastAt]
+				out = slices.DeleteFunc(out, func(o episode.Signal) bool {
+					return o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity
+				})
+				last, lastAt = nil, -1
 				continue
 			}
 		}
@@ -633,12 +676,12 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				got[i].Global = g
 			}
 		}
-		last = nil
+		last, lastAt = nil, -1
 		for i := len(got) - 1; i >= 0 && last == nil; i-- {
 			switch got[i].Kind {
 			case episode.SignalPreference, episode.SignalAvoid, episode.SignalDecision:
 				s := got[i]
-				last = &s
+				last, lastAt = &s, len(out)+i
 			}
 		}
 		out = append(out, got...)
@@ -859,7 +902,7 @@ var adverbs = setOf("always", "usually", "generally", "really", "strongly", "def
 // relative clause, not part of the subject.
 var slotStops = setOf("because", "since", "so", "when", "whenever", "while", "where", "which", "who",
 	"that", "unless", "if", "until", "than", "instead", "except", "rather", "whereas", "though",
-	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not")
+	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not", "due")
 
 // negators, hedges and reporting verbs block a positive pattern when they
 // come within the three words before it.
@@ -944,7 +987,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
 		}
-		if thatClause(toks, x) || pol > 0 && negators[toks[x[0]].w] || restricted(toks, x) {
+		if thatClause(toks, x) || pol > 0 && (negators[toks[x[0]].w] || avoidsAfter(toks, x)) || restricted(toks, x) {
+			return nil
+		}
+		if anaphoric[toks[x[0]].w] && (p.emit == emitAvoid || p.emit == emitPref && toks[m.start].w == "i") {
 			return nil
 		}
 		if toks[m.start].w == "use" && y[1] > y[0] && specific[toks[x[0]].w] {
@@ -1335,7 +1381,8 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 			} else {
 				last.Kind, last.Polarity = episode.SignalPreference, 1
 			}
-		} else if k > 0 && likeVerbs[toks[k].w] {
+		} else if k > 0 && likeVerbs[toks[k].w] || toks[0].w == "only" {
+			// "… and only support indie brands": a verb of its own.
 			return episode.Signal{}, false
 		}
 	}
@@ -1353,7 +1400,8 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 		last.Kind, last.Polarity = episode.SignalPreference, 1
 	}
 	for _, t := range toks {
-		if finiteVerbs[t.w] || t.w == "`" && len(toks) > 1 {
+		if finiteVerbs[t.w] || t.w == "`" && len(toks) > 1 || objPronouns[t.w] {
+			// A clause ("… and find them childish"), not an item.
 			return episode.Signal{}, false
 		}
 	}
@@ -1368,6 +1416,99 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 	}
 	return s, true
 }
+
+// sharedHead reports whether a coordinated item and the previous one are
+// one item whose modifiers were coordinated ("interactive and gamified
+// learning modes", "dry, factual textbooks", "games with dark or horror
+// themes"): the previous item ended its clause on a single word that reads
+// as a modifier (no plural noun: "podcasts and long lectures" are two
+// items), and the new item is a phrase of its own, which names the head
+// they share.
+func sharedHead(prev, item episode.Signal, conj string, prevToks, itemToks []token) bool {
+	if len(prevToks) == 0 || len(itemToks) < 2 || prev.Subject == "" || prev.Object != "" {
+		return false
+	}
+	if prev.Kind != item.Kind || prev.Polarity != item.Polarity || !strings.Contains(item.Subject, " ") {
+		return false
+	}
+	if conj == "" && strings.Contains(prev.Subject, " ") {
+		// "any type of sugar, including natural sugars": after a comma
+		// only a lone modifier ("dry, factual textbooks") shares a head.
+		return false
+	}
+	w := prevToks[len(prevToks)-1].w
+	if normSubject(w) != lastWord(prev.Subject) || prevToks[len(prevToks)-1].sep && w != lastWord(prev.Subject) {
+		return false
+	}
+	return !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ous") || strings.HasSuffix(w, "ss")
+}
+
+// modifierFragment reports whether the previous item is a lone modifier
+// cut from the noun phrase the next clause carries on ("logical and
+// analytical learning approaches that involve …", "vegan, plant-based
+// formulas that are …"): one word that is no plural noun, and a next
+// clause that is a noun phrase with a relative clause, not a verb's.
+func modifierFragment(prev episode.Signal, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) < 3 || strings.Contains(prev.Subject, " ") || prev.Object != "" {
+		return false
+	}
+	w := prevToks[len(prevToks)-1].w
+	if normSubject(w) != prev.Subject || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ous") && !strings.HasSuffix(w, "ss") {
+		return false
+	}
+	f := toks[0].w
+	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 || choiceVerbs[f] {
+		return false
+	}
+	for _, t := range toks[1:] {
+		switch t.w {
+		case "that", "which", "who":
+			return true
+		}
+	}
+	return false
+}
+
+// relativeOpen reports whether a clause ends inside a relative clause
+// ("beauty brands that test on animals").
+func relativeOpen(toks []token) bool {
+	for i := 1; i < len(toks); i++ {
+		switch toks[i].w {
+		case "that", "which", "who":
+			return !toks[i-1].sep
+		}
+	}
+	return false
+}
+
+// lastWord is the last word of a space-separated phrase.
+func lastWord(s string) string { return s[strings.LastIndexByte(s, ' ')+1:] }
+
+// avoidsAfter reports whether a liked slot opens with a verb of avoiding
+// ("I prefer to stay away from X" is no liking of "stay away").
+func avoidsAfter(toks []token, x [2]int) bool {
+	k := x[0]
+	if toks[k].w == "to" && k+1 < x[1] {
+		k++
+	}
+	switch toks[k].w {
+	case "avoid", "avoiding", "stay", "staying", "steer", "steering", "skip", "skipping", "shun":
+		return true
+	}
+	return false
+}
+
+// objPronouns stand for something said before: an item holding one is a
+// clause about it.
+var objPronouns = setOf("them", "it", "him", "her", "me", "us", "you")
+
+// anaphoric words open a slot that points back at what was said before
+// ("I'm not interested in that genre", "I love this one"): no claim of
+// its own.
+var anaphoric = setOf("that", "this", "those", "these", "it", "them", "such")
+
+// stanceNouns name a liking or a dislike ("a strong aversion to X").
+var stanceNouns = setOf("aversion", "dislike", "distaste", "preference", "liking", "fondness")
 
 // dontAdverbs may stand between "don't" and its verb.
 var dontAdverbs = setOf("completely", "fully", "entirely", "quite", "exactly", "necessarily", "particularly", "really")
@@ -1674,6 +1815,7 @@ func notButCorrection(toks []token, text string) (episode.Signal, bool) {
 type clause struct {
 	toks  []token
 	coord bool
+	conj  string // the coordinating word before it ("and", "or"), "" after a comma
 }
 
 // Clause boundaries: words that start a new clause, coordinating or not.
@@ -1692,20 +1834,21 @@ func splitClauses(toks []token) []clause {
 	type span struct {
 		a, b  int
 		coord bool
+		conj  string
 	}
 	spans := make([]span, 0, 4)
-	start, coord := 0, true
+	start, coord, conj := 0, true, ""
 	flush := func(end int, next bool) {
 		if end > start {
-			spans = append(spans, span{start, end, coord})
+			spans = append(spans, span{start, end, coord, conj})
 		}
-		coord = next
+		coord, conj = next, ""
 	}
 	for i, t := range toks {
 		switch {
 		case i > 0 && coordWords[t.w]:
 			flush(i, true)
-			start = i + 1
+			start, conj = i+1, t.w
 			continue
 		case i > 0 && subWords[t.w] && !(t.w == "so" && i+1 < len(toks) && toks[i+1].w == "that"):
 			flush(i, false)
@@ -1733,7 +1876,7 @@ func splitClauses(toks []token) []clause {
 	}
 	out := make([]clause, len(merged))
 	for i, sp := range merged {
-		out[i] = clause{toks: toks[sp.a:sp.b:sp.b], coord: sp.coord}
+		out[i] = clause{toks: toks[sp.a:sp.b:sp.b], coord: sp.coord, conj: sp.conj}
 	}
 	return out
 }
@@ -2782,6 +2925,13 @@ func userFact(text string, toks []token, x [2]int) (string, bool) {
 	first := toks[x[0]].w
 	if userDeny[first] || negators[first] || hedges[first] || specific[first] {
 		return "", false
+	}
+	for k := x[0]; k < x[1] && k < x[0]+4; k++ {
+		if stanceNouns[toks[k].w] {
+			// "I have a strong aversion to X": a preference or an
+			// avoidance of X (the patterns above), no fact about the user.
+			return "", false
+		}
 	}
 	if verb == "is" {
 		if strings.HasSuffix(first, "ing") && first != "learning" && first != "studying" {

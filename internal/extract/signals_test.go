@@ -110,6 +110,27 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (coordinated stance)", "I prefer a plant-based diet and strongly dislike animal-based supplements.",
 			[]string{"preference:plant-based diet:+G", "avoid:animal-based supplement:-G"}},
 		{"preference (coordinated stance)", "I avoid lodash and love ramda", []string{"avoid:lodash:-G", "preference:ramda:+G"}},
+		// Coordinated modifiers share their head: one item, not a bare adjective.
+		{"preference (shared head)", "I prefer interactive and gamified learning modes.",
+			[]string{"preference:interactive and gamified learning mode:+G"}},
+		{"avoid (shared head)", "I dislike dry, factual textbooks.", []string{"avoid:dry factual textbook:-G"}},
+		{"avoid (shared head)", "I do not enjoy games with dark or horror themes.", []string{"avoid:game with dark or horror theme:-G"}},
+		{"avoid (two items)", "I avoid podcasts and long lectures", []string{"avoid:podcast:-G", "avoid:long lecture:-G"}},
+		{"preference (two items)", "I prefer pytest, black and ruff.", []string{"preference:pytest:+G", "preference:black:+G", "preference:ruff:+G"}},
+		{"preference (modifier cut off)", "I have a strong preference for logical and analytical approaches that break concepts down.", []string{}},
+		{"preference (modifier cut off)", "I only use vegan, cruelty-free products that are not tested on animals.", []string{}},
+		// A stance said with a noun, and avoiding said with "prefer".
+		{"avoid (stance noun)", "I have a strong aversion to seafood.", []string{"avoid:seafood:-G"}},
+		{"preference (stance noun)", "I have a clear preference for window seats.", []string{"preference:window seat:+G"}},
+		{"avoid (prefer to avoid)", "I prefer to stay away from crowded beaches.", []string{"avoid:crowded beach:-G"}},
+		{"avoid (not interested)", "I am not interested in documentaries.", []string{"avoid:documentary:-G"}},
+		{"avoid (anaphora)", "I skip those because I'm not interested in that genre.", []string{}},
+		{"avoid (reason)", "I avoid virtual reality headsets due to motion sickness.", []string{"avoid:virtual reality headset:-G"}},
+		// A coordinated clause is no item: its verb, its pronoun, or the
+		// relative clause it carries on.
+		{"avoid (coordinated clause)", "I dislike shooters and find them too intense.", []string{"avoid:shooter:-G"}},
+		{"avoid (coordinated clause)", "I dislike mainstream brands and only support indie brands.", []string{"avoid:mainstream brand:-G"}},
+		{"avoid (relative goes on)", "I dislike brands that test on animals or use beeswax in their products.", []string{}},
 		{"preference (request)", "I'd like to add a health endpoint", []string{}},
 		{"preference (remark)", "I like that you used pnpm", []string{}},
 		{"preference (remark)", "I like it", []string{}},
