@@ -3,6 +3,7 @@ package extract
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -471,9 +472,10 @@ func (sc *scanner) scanUser(text string) {
 		}
 		for _, s := range r.sigs {
 			// A decision ("let's go with the map here") is often about
-			// the task at hand: it takes the clustering path, three
+			// the task at hand, and so is a bare request ("nature themed
+			// usernames please"): they take the clustering path, three
 			// mentions. What the user states as a rule is Stated.
-			s.Stated = s.Kind != episode.SignalDecision
+			s.Stated = s.Kind != episode.SignalDecision && !r.requests[signalKey(s)]
 			sc.add(s)
 		}
 	}
@@ -565,6 +567,14 @@ type sentenceResult struct {
 	// bare: the sentence is only a correction ("No.", "That's wrong.",
 	// "Wrong file."), its signal first in sigs.
 	bare bool
+	// requests are the signals that only a bare request gave ("air
+	// themed names please"): what one asks for once is no rule yet.
+	requests map[string]bool
+}
+
+// signalKey identifies a signal's claim.
+func signalKey(s episode.Signal) string {
+	return s.Kind + "\x00" + s.Subject + "\x00" + s.Object + "\x00" + strconv.Itoa(s.Polarity)
 }
 
 // scanSentence finds the signals of one sentence. assistant restricts the
@@ -575,6 +585,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 	project := !global && hasProjectMarker(toks)
 	var out []episode.Signal // Text is set at the end
 	var prims []primary
+	var requests map[string]bool
 
 	// Corrections: a marker at the start of the sentence; what follows it
 	// is scanned like any sentence. "Wrong X" says X is what was wrong.
@@ -623,7 +634,15 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			last, lastAt = nil, -1
 			continue
 		}
-		got, ps := clauseSignals(ctoks, st.text, please, assistant)
+		got, ps, request := clauseSignals(ctoks, st.text, please, assistant)
+		if request {
+			if requests == nil {
+				requests = map[string]bool{}
+			}
+			for _, g := range got {
+				requests[signalKey(g)] = true
+			}
+		}
 		prims = append(prims, ps...)
 		if len(got) == 0 && last != nil && cl.coord {
 			// "I prefer pytest, black and ruff", "never use mocks or
@@ -659,6 +678,22 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				out = slices.DeleteFunc(out, func(o episode.Signal) bool {
 					return o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity
 				})
+				last, lastAt = nil, -1
+				continue
+			}
+			if lastAt >= 0 && cl.conj != "" && qualifiedTail(out[lastAt], before, ctoks) {
+				// "any clothing or accessories made from animal
+				// products": the qualifier is the last item's and the
+				// previous one's, so they are one item.
+				if tail := normSubject(joinTokens(st.text, ctoks)); strings.Contains(tail, " ") {
+					old := out[lastAt]
+					subj := old.Subject + " " + cl.conj + " " + tail
+					for i := range out {
+						if o := out[i]; o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity {
+							out[i].Subject = subj
+						}
+					}
+				}
 				last, lastAt = nil, -1
 				continue
 			}
@@ -752,7 +787,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			out = append(out, d)
 		}
 	}
-	r := sentenceResult{sigs: out, bare: bare}
+	r := sentenceResult{sigs: out, bare: bare, requests: requests}
 	if len(prims) > 0 {
 		r.prim = prims[0]
 	}
@@ -821,7 +856,7 @@ func kindBit(kind string) uint8 {
 // is dropped in favour of the inner one ("always avoid X" is avoid X); a
 // decision adopts it ("we decided to stop using X" is a decision against
 // X).
-func clauseSignals(toks []token, text string, please, assistant bool) ([]episode.Signal, []primary) {
+func clauseSignals(toks []token, text string, please, assistant bool) ([]episode.Signal, []primary, bool) {
 	// Words are visited from the last to the first, so that the matches
 	// inside a slot are settled before the match around them.
 	var ms []match
@@ -872,7 +907,11 @@ func clauseSignals(toks []token, text string, please, assistant bool) ([]episode
 		}
 	}
 	if len(ms) == 0 {
-		return nil, nil
+		return nil, nil, false
+	}
+	request := true
+	for i := range ms {
+		request = request && patterns[ms[i].p].emit == emitPlease
 	}
 	slices.SortFunc(ms, func(a, b match) int {
 		if a.start != b.start {
@@ -890,7 +929,7 @@ func clauseSignals(toks []token, text string, please, assistant bool) ([]episode
 		out = append(out, ms[i].sigs...)
 		prims = append(prims, ms[i].prim)
 	}
-	return out, prims
+	return out, prims, request
 }
 
 // adverbs may stand between "I" and a verb ("I really prefer").
@@ -1386,6 +1425,11 @@ func coordinated(last episode.Signal, toks []token, text string) (episode.Signal
 			return episode.Signal{}, false
 		}
 	}
+	if exampleWords[toks[0].w] {
+		// "reptiles, especially snakes and lizards": examples of the
+		// previous item, which holds them; no items of their own.
+		return episode.Signal{}, false
+	}
 	if len(toks) > 4 || itemStart[toks[0].w] || preps[toks[0].w] {
 		// A clause, or a phrase of place or manner ("… compact and in a
 		// single file"), is no item of the previous clause's list.
@@ -1440,8 +1484,19 @@ func sharedHead(prev, item episode.Signal, conj string, prevToks, itemToks []tok
 	if normSubject(w) != lastWord(prev.Subject) || prevToks[len(prevToks)-1].sep && w != lastWord(prev.Subject) {
 		return false
 	}
+	for _, t := range itemToks[1:] {
+		if postModifiers[t.w] {
+			// "any clothing or accessories made from animal products":
+			// what follows the last item qualifies them all.
+			return true
+		}
+	}
 	return !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ous") || strings.HasSuffix(w, "ss")
 }
+
+// postModifiers open what qualifies a noun from behind.
+var postModifiers = setOf("made", "containing", "with", "without", "from", "involving", "featuring", "based",
+	"derived", "that", "which", "who")
 
 // modifierFragment reports whether the previous item is a lone modifier
 // cut from the noun phrase the next clause carries on ("logical and
@@ -1469,16 +1524,56 @@ func modifierFragment(prev episode.Signal, prevToks, toks []token) bool {
 	return false
 }
 
-// relativeOpen reports whether a clause ends inside a relative clause
-// ("beauty brands that test on animals").
+// relativeOpen reports whether a clause ends inside a relative or an
+// adverbial clause ("beauty brands that test on animals", "… as it is
+// perceived by the artist"): what is coordinated after it carries that
+// clause on.
 func relativeOpen(toks []token) bool {
 	for i := 1; i < len(toks); i++ {
 		switch toks[i].w {
 		case "that", "which", "who":
 			return !toks[i-1].sep
+		case "as", "because", "since", "when", "while", "whenever", "where", "if", "unless", "until", "although",
+			"though", "whereas":
+			if i+1 < len(toks) && clauseSubjects[toks[i+1].w] {
+				return true // "as it is …", "because they …"
+			}
 		}
 	}
 	return false
+}
+
+// clauseSubjects open a clause after a subordinating word.
+var clauseSubjects = setOf("i", "i'm", "it", "it's", "they", "they're", "we", "we're", "you", "you're", "he",
+	"she", "this", "that", "there", "the", "my", "our", "their", "its")
+
+// qualifiedTail reports whether a coordinated clause too long to be an
+// item is a noun phrase whose qualifier also holds for the previous item,
+// which ended its clause: "… any clothing or accessories made from animal
+// products" (alone, "clothing" would claim more than was said).
+func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) < 3 || prev.Object != "" {
+		return false
+	}
+	if normSubject(prevToks[len(prevToks)-1].w) != lastWord(prev.Subject) {
+		return false
+	}
+	f := toks[0].w
+	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 ||
+		choiceVerbs[f] || exampleWords[f] || objPronouns[f] || f == "only" {
+		return false
+	}
+	qualified := false
+	for i, t := range toks {
+		if i > 0 && postModifiers[t.w] {
+			qualified = true // "made" here is a participle, no finite verb
+			continue
+		}
+		if finiteVerbs[t.w] || objPronouns[t.w] {
+			return false
+		}
+	}
+	return qualified
 }
 
 // lastWord is the last word of a space-separated phrase.
@@ -2659,7 +2754,8 @@ var preps = setOf("in", "on", "at", "with", "for", "from", "by", "into", "before
 	"without", "within", "inside", "across", "over", "under", "to", "via", "per", "when", "while")
 
 // exampleWords introduce examples, cut first from a long subject.
-var exampleWords = setOf("like", "such", "including", "e.g", "e.g.", "eg", "i.e", "i.e.", "especially", "say")
+var exampleWords = setOf("like", "such", "including", "e.g", "e.g.", "eg", "i.e", "i.e.", "especially", "say",
+	"particularly", "notably")
 
 // junkSubjects make no subject on their own.
 var junkSubjects = setOf("it", "that", "this", "these", "those", "them", "they", "one", "ones", "something",

@@ -131,6 +131,13 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (coordinated clause)", "I dislike shooters and find them too intense.", []string{"avoid:shooter:-G"}},
 		{"avoid (coordinated clause)", "I dislike mainstream brands and only support indie brands.", []string{"avoid:mainstream brand:-G"}},
 		{"avoid (relative goes on)", "I dislike brands that test on animals or use beeswax in their products.", []string{}},
+		// Examples of an item are held by it, and a qualifier after the
+		// last item holds for the ones before it.
+		{"avoid (examples)", "I strongly dislike reptiles, especially snakes and lizards.", []string{"avoid:reptile:-G"}},
+		{"avoid (shared qualifier)", "I dislike shows or movies with laugh tracks.", []string{"avoid:show or movie with laugh track:-G"}},
+		{"avoid (shared qualifier)", "I don't wear any clothing or accessories made from animal products, including silk.",
+			[]string{"avoid:wear any clothing or accessories made from animal product:-G"}},
+		{"avoid (adverbial clause goes on)", "I avoid VR headsets because they make me dizzy and nauseous.", []string{"avoid:vr headset:-G"}},
 		{"preference (request)", "I'd like to add a health endpoint", []string{}},
 		{"preference (remark)", "I like that you used pnpm", []string{}},
 		{"preference (remark)", "I like it", []string{}},
@@ -512,5 +519,32 @@ func TestSignalsBounded(t *testing.T) {
 	d, _ := NewLocal().Extract(context.Background(), userInput(b.String()))
 	if len(d.Signals) != maxSignals {
 		t.Errorf("len(Signals)=%d, want %d", len(d.Signals), maxSignals)
+	}
+}
+
+// TestRequestsNotStated: a bare request ("air themed names please") is a
+// preference of the clustering path (three mentions), not a rule stated
+// once; the same words as a rule are stated.
+func TestRequestsNotStated(t *testing.T) {
+	for _, tc := range []struct {
+		text   string
+		stated bool
+	}{
+		{"Nature themed usernames please", false},
+		{"table-driven tests please", false},
+		{"I prefer table-driven tests.", true},
+		{"Always use table-driven tests please.", true},
+	} {
+		d, err := NewLocal().Extract(context.Background(), userInput(tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Signals) != 1 || d.Signals[0].Kind != episode.SignalPreference {
+			t.Errorf("%q: signals %v, want one preference", tc.text, sigs(d.Signals))
+			continue
+		}
+		if d.Signals[0].Stated != tc.stated {
+			t.Errorf("%q: Stated = %v, want %v", tc.text, d.Signals[0].Stated, tc.stated)
+		}
 	}
 }
