@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"strconv"
@@ -438,6 +439,7 @@ func (sc *scanner) scanUser(text string) {
 	if i := instructionColon(text); i > 0 {
 		text = text[:i] // the rest is material to work on, not the user's word
 	}
+	text = blankTabbed(text)
 	m := prepare(text)
 	sents := sentences(m)
 	for k := 0; k < len(sents); k++ {
@@ -479,6 +481,33 @@ func (sc *scanner) scanUser(text string) {
 			sc.add(s)
 		}
 	}
+}
+
+// blankTabbed blanks the lines that hold a tab: a pasted table, log or
+// indented code, material and not the user's word (typed prose has no
+// tabs). Blanks keep the offsets of the rest.
+func blankTabbed(text string) string {
+	if !strings.Contains(text, "\t") {
+		return text
+	}
+	b := []byte(text)
+	for start := 0; start < len(b); {
+		end := bytes.IndexByte(b[start:], '\n')
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += start
+		}
+		if bytes.IndexByte(b[start:end], '\t') >= 0 {
+			for i := start; i < end; i++ {
+				if b[i] != '\r' {
+					b[i] = ' '
+				}
+			}
+		}
+		start = end + 1
+	}
+	return string(b)
 }
 
 // instructionColon finds where a request's material starts: the colon
@@ -1119,6 +1148,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			setPrim(s)
 		case dontDeny[verb]:
 			return nil
+		case likeVerbs[verb] && taskWish(verb, toks, k+1, x[1]):
+			// "I don't want to modify the stack trace": this task's
+			// object, no habit.
+			return nil
 		case likeVerbs[verb]:
 			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, true)
 			if !ok {
@@ -1591,6 +1624,19 @@ func avoidsAfter(toks []token, x [2]int) bool {
 		return true
 	}
 	return false
+}
+
+// taskWish reports whether "want" or "need" takes a verb whose object is
+// a specific thing ("want to modify the stack trace", "need to change this
+// file"): a wish about the task at hand, not a preference.
+func taskWish(verb string, toks []token, a, b int) bool {
+	if verb != "want" && verb != "need" {
+		return false
+	}
+	if a < b && toks[a].w == "to" {
+		a++
+	}
+	return a+1 < b && specific[toks[a+1].w]
 }
 
 // objPronouns stand for something said before: an item holding one is a

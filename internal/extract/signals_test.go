@@ -138,6 +138,12 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (shared qualifier)", "I don't wear any clothing or accessories made from animal products, including silk.",
 			[]string{"avoid:wear any clothing or accessories made from animal product:-G"}},
 		{"avoid (adverbial clause goes on)", "I avoid VR headsets because they make me dizzy and nauseous.", []string{"avoid:vr headset:-G"}},
+		// A wish about this task's object is no preference.
+		{"avoid (task wish)", "i dont want to modify the stack trace or message", []string{}},
+		{"avoid (habit)", "I don't want to use semicolons", []string{"avoid:semicolon:-G"}},
+		// A pasted table is material, not the user's word.
+		{"material (table)", "Add roles to this table\nStep\tTool\tNote\nDraft\tEditor\tUse data visualization tools for presenting topics.", []string{}},
+		{"material (table)", "I prefer tabs.\nname\tvalue\nnever\tuse mocks", []string{"preference:tab:+G"}},
 		{"preference (request)", "I'd like to add a health endpoint", []string{}},
 		{"preference (remark)", "I like that you used pnpm", []string{}},
 		{"preference (remark)", "I like it", []string{}},
