@@ -639,6 +639,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 	person, first, cond := byte(0), byte(0), false
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
 	lastAt := -1             // its index in out
+	factAt := -1             // the index in out of a fact about the user the previous clause ended on
 	var prevToks []token     // the previous clause's tokens
 	for _, cl := range splitClauses(toks) {
 		before := prevToks
@@ -664,6 +665,19 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			continue
 		}
 		got, ps, request := clauseSignals(ctoks, st.text, please, assistant)
+		if len(got) == 0 && factAt >= 0 && cl.conj != "" && factTail(out[factAt], before, ctoks) {
+			// "I have a severe peanut and tree nut allergy": one fact.
+			v := collapseSpace(strings.TrimRight(joinTokens(st.text, ctoks), ".,;:!?"))
+			out[factAt].Object += " " + cl.conj + " " + v
+			factAt = -1
+			continue
+		}
+		factAt = -1
+		for i, g := range got {
+			if g.Kind == episode.SignalFact && g.Subject == "user" && i == len(got)-1 {
+				factAt = len(out) + i
+			}
+		}
 		if request {
 			if requests == nil {
 				requests = map[string]bool{}
@@ -677,7 +691,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			// "I prefer pytest, black and ruff", "never use mocks or
 			// stubs", "I prefer X, not Y".
 			if s, ok := coordinated(*last, ctoks, st.text); ok {
-				if lastAt >= 0 && sharedHead(out[lastAt], s, cl.conj, before, ctoks) {
+				if lastAt >= 0 && (sharedHead(out[lastAt], s, cl.conj, before, ctoks) || sharedModifier(out[lastAt], s, cl.conj, before, ctoks, st.text)) {
 					// "interactive and gamified learning modes": one item
 					// whose modifiers were coordinated, not two items.
 					joint := " " + cl.conj + " "
@@ -700,7 +714,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				last, lastAt = &s, len(out)-1
 				continue
 			}
-			if lastAt >= 0 && modifierFragment(out[lastAt], before, ctoks) {
+			if lastAt >= 0 && modifierFragment(out[lastAt], cl.conj, before, ctoks) {
 				// "a preference for logical and analytical approaches
 				// that involve …": "logical" alone is no item.
 				old := out[lastAt]
@@ -1531,21 +1545,73 @@ func sharedHead(prev, item episode.Signal, conj string, prevToks, itemToks []tok
 var postModifiers = setOf("made", "containing", "with", "without", "from", "involving", "featuring", "based",
 	"derived", "that", "which", "who")
 
+// factTail reports whether a short coordinated clause finishes the fact
+// about the user the previous clause ended on ("a severe peanut" and "tree
+// nut allergy"): no verb, no pronoun, no clause of its own.
+func factTail(fact episode.Signal, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) == 0 || len(toks) > 4 {
+		return false
+	}
+	last := prevToks[len(prevToks)-1]
+	if last.sep || !strings.HasSuffix(strings.ToLower(fact.Object), last.w) {
+		return false
+	}
+	if f := toks[0].w; itemStart[f] || adverbs[f] || exampleWords[f] || f == "only" {
+		return false
+	}
+	for _, t := range toks {
+		// A preposition most often follows a verb of a clause of its
+		// own ("… and adopt from shelters").
+		if finiteVerbs[t.w] || objPronouns[t.w] || preps[t.w] || t.w == "`" {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedModifier reports whether a bare plural noun coordinated after an
+// item with modifiers shares them: "animated shows or movies", "crowded
+// conventions or events" (alone, "movies" would claim more than was
+// said). A name ("React Query and Zustand") keeps its own item.
+func sharedModifier(prev, item episode.Signal, conj string, prevToks, itemToks []token, text string) bool {
+	if conj == "" || len(itemToks) != 1 || len(prevToks) == 0 || prev.Object != "" || item.Object != "" {
+		return false
+	}
+	if prev.Kind != item.Kind || prev.Polarity != item.Polarity || !strings.Contains(prev.Subject, " ") {
+		return false
+	}
+	if normSubject(prevToks[len(prevToks)-1].w) != lastWord(prev.Subject) {
+		return false
+	}
+	t := itemToks[0]
+	if c := text[t.start]; c < 'a' || c > 'z' {
+		return false
+	}
+	return strings.HasSuffix(t.w, "s") && !strings.HasSuffix(t.w, "ss") && !strings.HasSuffix(t.w, "ous")
+}
+
 // modifierFragment reports whether the previous item is a lone modifier
 // cut from the noun phrase the next clause carries on ("logical and
 // analytical learning approaches that involve …", "vegan, plant-based
 // formulas that are …"): one word that is no plural noun, and a next
 // clause that is a noun phrase with a relative clause, not a verb's.
-func modifierFragment(prev episode.Signal, prevToks, toks []token) bool {
-	if len(prevToks) == 0 || len(toks) < 3 || strings.Contains(prev.Subject, " ") || prev.Object != "" {
+func modifierFragment(prev episode.Signal, conj string, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) < 3 || prev.Object != "" {
+		return false
+	}
+	if conj != "" && strings.Contains(prev.Subject, " ") {
+		// Only a comma lists modifiers after a phrase ("clothing from
+		// sustainable, eco-friendly brands that …"); after "and" comes
+		// as often a verb of its own.
 		return false
 	}
 	w := prevToks[len(prevToks)-1].w
-	if normSubject(w) != prev.Subject || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ous") && !strings.HasSuffix(w, "ss") {
+	if normSubject(w) != lastWord(prev.Subject) || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ous") && !strings.HasSuffix(w, "ss") {
 		return false
 	}
 	f := toks[0].w
-	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 || choiceVerbs[f] {
+	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 || choiceVerbs[f] ||
+		f == "only" {
 		return false
 	}
 	for _, t := range toks[1:] {
@@ -1658,6 +1724,7 @@ var dontAdverbs = setOf("completely", "fully", "entirely", "quite", "exactly", "
 // liking, -1 for a dislike.
 var stanceVerbs = map[string]int{"like": 1, "likes": 1, "love": 1, "loves": 1, "enjoy": 1, "enjoys": 1,
 	"prefer": 1, "prefers": 1, "dislike": -1, "dislikes": -1, "hate": -1, "hates": -1, "detest": -1,
+	"avoiding": -1, "disliking": -1, "hating": -1,
 	"detests": -1, "loathe": -1, "loathes": -1, "avoid": -1, "avoids": -1}
 
 // choiceVerbs open a coordinated item that states a preference.
@@ -2589,6 +2656,9 @@ func normSlot(s string, purpose bool) (subj, obj string) {
 // maxSubjectWords and maxSubjectBytes bound a Subject or Object.
 const (
 	maxSubjectWords = 6
+	// maxQualifiedWords bounds a subject kept whole for its "with" or
+	// "without" qualifier.
+	maxQualifiedWords = 9
 	maxSubjectBytes = 80
 )
 
@@ -2862,14 +2932,21 @@ func canon(words []string) string {
 		}
 	}
 	if len(words) > maxSubjectWords {
+		limit := maxSubjectWords
 		for i := 1; i < len(words); i++ {
+			if (words[i] == "with" || words[i] == "without") && len(words) <= maxQualifiedWords {
+				// "movies with heavy use of special effects": the
+				// qualifier is what is meant, "movies" alone is more.
+				limit = maxQualifiedWords
+				break
+			}
 			if preps[words[i]] {
 				words = words[:i]
 				break
 			}
 		}
-		if len(words) > maxSubjectWords {
-			words = words[:maxSubjectWords]
+		if len(words) > limit {
+			words = words[:limit]
 		}
 	}
 	for len(words) > 0 && (preps[words[len(words)-1]] || words[len(words)-1] == "and" || words[len(words)-1] == "or") {
