@@ -2659,7 +2659,7 @@ const (
 	// maxQualifiedWords bounds a subject kept whole for its "with" or
 	// "without" qualifier.
 	maxQualifiedWords = 9
-	maxSubjectBytes = 80
+	maxSubjectBytes   = 80
 )
 
 // splitWords lower-cases s and splits it into clean words.
