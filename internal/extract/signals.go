@@ -687,6 +687,12 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			}
 		}
 		prims = append(prims, ps...)
+		if len(got) == 0 && last != nil && cl.coord && examplesOpen(before) {
+			// "made from animal products like leather, wool, or silk":
+			// the list goes on with examples, which its item holds.
+			last, lastAt = nil, -1
+			continue
+		}
 		if len(got) == 0 && last != nil && cl.coord {
 			// "I prefer pytest, black and ruff", "never use mocks or
 			// stubs", "I prefer X, not Y".
@@ -984,7 +990,7 @@ var adverbs = setOf("always", "usually", "generally", "really", "strongly", "def
 // relative clause, not part of the subject.
 var slotStops = setOf("because", "since", "so", "when", "whenever", "while", "where", "which", "who",
 	"that", "unless", "if", "until", "than", "instead", "except", "rather", "whereas", "though",
-	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not", "due")
+	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not", "due", "such")
 
 // negators, hedges and reporting verbs block a positive pattern when they
 // come within the three words before it.
@@ -1638,6 +1644,23 @@ func relativeOpen(toks []token) bool {
 				return true // "as it is …", "because they …"
 			}
 		}
+	}
+	return false
+}
+
+// examplesOpen reports whether a clause ends in a list of examples ("…
+// animal products like leather,"; "…, such as Rust").
+func examplesOpen(toks []token) bool {
+	for i := 1; i < len(toks); i++ {
+		w, prev := toks[i].w, toks[i-1].w
+		if !exampleWords[w] || w == "say" {
+			continue
+		}
+		if w == "like" && (adverbs[prev] || negators[prev] || itemStart[prev] || prev == "do" || prev == "would" ||
+			prev == "i'd" || prev == "you'd" || prev == "really") {
+			continue // "I do not like card games": the verb
+		}
+		return true
 	}
 	return false
 }

@@ -153,6 +153,12 @@ func TestSignalPatterns(t *testing.T) {
 		// After a comma, a phrase ending on a modifier of a noun phrase
 		// that goes on into a relative clause is no item.
 		{"preference (modifier cut off)", "I prefer to buy clothing from sustainable, eco-friendly brands that pay fairly.", []string{}},
+		// A list of examples goes on after "like": its item holds them.
+		{"avoid (example list)", "I don't wear clothing made from animal products like leather, wool, or silk.",
+			[]string{"avoid:wear clothing made from animal product:-G"}},
+		{"avoid (like is the verb)", "I do not like card games or deck-building games.", []string{"avoid:card game:-G", "avoid:deck building game:-G"}},
+		{"avoid (examples, then a clause)", "I dislike small dogs, such as chihuahuas, and prefer larger breeds.",
+			[]string{"avoid:small dog:-G", "preference:larger breed:+G"}},
 		// A wish about this task's object is no preference.
 		{"avoid (task wish)", "i dont want to modify the stack trace or message", []string{}},
 		{"avoid (habit)", "I don't want to use semicolons", []string{"avoid:semicolon:-G"}},
