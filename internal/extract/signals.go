@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"strconv"
@@ -438,6 +439,7 @@ func (sc *scanner) scanUser(text string) {
 	if i := instructionColon(text); i > 0 {
 		text = text[:i] // the rest is material to work on, not the user's word
 	}
+	text = blankTabbed(text)
 	m := prepare(text)
 	sents := sentences(m)
 	for k := 0; k < len(sents); k++ {
@@ -479,6 +481,33 @@ func (sc *scanner) scanUser(text string) {
 			sc.add(s)
 		}
 	}
+}
+
+// blankTabbed blanks the lines that hold a tab: a pasted table, log or
+// indented code, material and not the user's word (typed prose has no
+// tabs). Blanks keep the offsets of the rest.
+func blankTabbed(text string) string {
+	if !strings.Contains(text, "\t") {
+		return text
+	}
+	b := []byte(text)
+	for start := 0; start < len(b); {
+		end := bytes.IndexByte(b[start:], '\n')
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += start
+		}
+		if bytes.IndexByte(b[start:end], '\t') >= 0 {
+			for i := start; i < end; i++ {
+				if b[i] != '\r' {
+					b[i] = ' '
+				}
+			}
+		}
+		start = end + 1
+	}
+	return string(b)
 }
 
 // instructionColon finds where a request's material starts: the colon
@@ -610,6 +639,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 	person, first, cond := byte(0), byte(0), false
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
 	lastAt := -1             // its index in out
+	factAt := -1             // the index in out of a fact about the user the previous clause ended on
 	var prevToks []token     // the previous clause's tokens
 	for _, cl := range splitClauses(toks) {
 		before := prevToks
@@ -635,6 +665,19 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			continue
 		}
 		got, ps, request := clauseSignals(ctoks, st.text, please, assistant)
+		if len(got) == 0 && factAt >= 0 && cl.conj != "" && factTail(out[factAt], before, ctoks) {
+			// "I have a severe peanut and tree nut allergy": one fact.
+			v := collapseSpace(strings.TrimRight(joinTokens(st.text, ctoks), ".,;:!?"))
+			out[factAt].Object += " " + cl.conj + " " + v
+			factAt = -1
+			continue
+		}
+		factAt = -1
+		for i, g := range got {
+			if g.Kind == episode.SignalFact && g.Subject == "user" && i == len(got)-1 {
+				factAt = len(out) + i
+			}
+		}
 		if request {
 			if requests == nil {
 				requests = map[string]bool{}
@@ -644,11 +687,17 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			}
 		}
 		prims = append(prims, ps...)
+		if len(got) == 0 && last != nil && cl.coord && examplesOpen(before) {
+			// "made from animal products like leather, wool, or silk":
+			// the list goes on with examples, which its item holds.
+			last, lastAt = nil, -1
+			continue
+		}
 		if len(got) == 0 && last != nil && cl.coord {
 			// "I prefer pytest, black and ruff", "never use mocks or
 			// stubs", "I prefer X, not Y".
 			if s, ok := coordinated(*last, ctoks, st.text); ok {
-				if lastAt >= 0 && sharedHead(out[lastAt], s, cl.conj, before, ctoks) {
+				if lastAt >= 0 && (sharedHead(out[lastAt], s, cl.conj, before, ctoks) || sharedModifier(out[lastAt], s, cl.conj, before, ctoks, st.text)) {
 					// "interactive and gamified learning modes": one item
 					// whose modifiers were coordinated, not two items.
 					joint := " " + cl.conj + " "
@@ -671,7 +720,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				last, lastAt = &s, len(out)-1
 				continue
 			}
-			if lastAt >= 0 && modifierFragment(out[lastAt], before, ctoks) {
+			if lastAt >= 0 && modifierFragment(out[lastAt], cl.conj, before, ctoks) {
 				// "a preference for logical and analytical approaches
 				// that involve …": "logical" alone is no item.
 				old := out[lastAt]
@@ -941,7 +990,7 @@ var adverbs = setOf("always", "usually", "generally", "really", "strongly", "def
 // relative clause, not part of the subject.
 var slotStops = setOf("because", "since", "so", "when", "whenever", "while", "where", "which", "who",
 	"that", "unless", "if", "until", "than", "instead", "except", "rather", "whereas", "though",
-	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not", "due")
+	"although", "otherwise", "as", "but", "cause", "cuz", "whereby", "unlike", "not", "due", "such")
 
 // negators, hedges and reporting verbs block a positive pattern when they
 // come within the three words before it.
@@ -1118,6 +1167,10 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, s)
 			setPrim(s)
 		case dontDeny[verb]:
+			return nil
+		case likeVerbs[verb] && taskWish(verb, toks, k+1, x[1]):
+			// "I don't want to modify the stack trace": this task's
+			// object, no habit.
 			return nil
 		case likeVerbs[verb]:
 			s, ok := pref(episode.SignalAvoid, -1, [2]int{k + 1, x[1]}, true)
@@ -1498,21 +1551,73 @@ func sharedHead(prev, item episode.Signal, conj string, prevToks, itemToks []tok
 var postModifiers = setOf("made", "containing", "with", "without", "from", "involving", "featuring", "based",
 	"derived", "that", "which", "who")
 
+// factTail reports whether a short coordinated clause finishes the fact
+// about the user the previous clause ended on ("a severe peanut" and "tree
+// nut allergy"): no verb, no pronoun, no clause of its own.
+func factTail(fact episode.Signal, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) == 0 || len(toks) > 4 {
+		return false
+	}
+	last := prevToks[len(prevToks)-1]
+	if last.sep || !strings.HasSuffix(strings.ToLower(fact.Object), last.w) {
+		return false
+	}
+	if f := toks[0].w; itemStart[f] || adverbs[f] || exampleWords[f] || f == "only" {
+		return false
+	}
+	for _, t := range toks {
+		// A preposition most often follows a verb of a clause of its
+		// own ("… and adopt from shelters").
+		if finiteVerbs[t.w] || objPronouns[t.w] || preps[t.w] || t.w == "`" {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedModifier reports whether a bare plural noun coordinated after an
+// item with modifiers shares them: "animated shows or movies", "crowded
+// conventions or events" (alone, "movies" would claim more than was
+// said). A name ("React Query and Zustand") keeps its own item.
+func sharedModifier(prev, item episode.Signal, conj string, prevToks, itemToks []token, text string) bool {
+	if conj == "" || len(itemToks) != 1 || len(prevToks) == 0 || prev.Object != "" || item.Object != "" {
+		return false
+	}
+	if prev.Kind != item.Kind || prev.Polarity != item.Polarity || !strings.Contains(prev.Subject, " ") {
+		return false
+	}
+	if normSubject(prevToks[len(prevToks)-1].w) != lastWord(prev.Subject) {
+		return false
+	}
+	t := itemToks[0]
+	if c := text[t.start]; c < 'a' || c > 'z' {
+		return false
+	}
+	return strings.HasSuffix(t.w, "s") && !strings.HasSuffix(t.w, "ss") && !strings.HasSuffix(t.w, "ous")
+}
+
 // modifierFragment reports whether the previous item is a lone modifier
 // cut from the noun phrase the next clause carries on ("logical and
 // analytical learning approaches that involve …", "vegan, plant-based
 // formulas that are …"): one word that is no plural noun, and a next
 // clause that is a noun phrase with a relative clause, not a verb's.
-func modifierFragment(prev episode.Signal, prevToks, toks []token) bool {
-	if len(prevToks) == 0 || len(toks) < 3 || strings.Contains(prev.Subject, " ") || prev.Object != "" {
+func modifierFragment(prev episode.Signal, conj string, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) < 3 || prev.Object != "" {
+		return false
+	}
+	if conj != "" && strings.Contains(prev.Subject, " ") {
+		// Only a comma lists modifiers after a phrase ("clothing from
+		// sustainable, eco-friendly brands that …"); after "and" comes
+		// as often a verb of its own.
 		return false
 	}
 	w := prevToks[len(prevToks)-1].w
-	if normSubject(w) != prev.Subject || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ous") && !strings.HasSuffix(w, "ss") {
+	if normSubject(w) != lastWord(prev.Subject) || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ous") && !strings.HasSuffix(w, "ss") {
 		return false
 	}
 	f := toks[0].w
-	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 || choiceVerbs[f] {
+	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 || choiceVerbs[f] ||
+		f == "only" {
 		return false
 	}
 	for _, t := range toks[1:] {
@@ -1539,6 +1644,23 @@ func relativeOpen(toks []token) bool {
 				return true // "as it is …", "because they …"
 			}
 		}
+	}
+	return false
+}
+
+// examplesOpen reports whether a clause ends in a list of examples ("…
+// animal products like leather,"; "…, such as Rust").
+func examplesOpen(toks []token) bool {
+	for i := 1; i < len(toks); i++ {
+		w, prev := toks[i].w, toks[i-1].w
+		if !exampleWords[w] || w == "say" {
+			continue
+		}
+		if w == "like" && (adverbs[prev] || negators[prev] || itemStart[prev] || prev == "do" || prev == "would" ||
+			prev == "i'd" || prev == "you'd" || prev == "really") {
+			continue // "I do not like card games": the verb
+		}
+		return true
 	}
 	return false
 }
@@ -1593,6 +1715,19 @@ func avoidsAfter(toks []token, x [2]int) bool {
 	return false
 }
 
+// taskWish reports whether "want" or "need" takes a verb whose object is
+// a specific thing ("want to modify the stack trace", "need to change this
+// file"): a wish about the task at hand, not a preference.
+func taskWish(verb string, toks []token, a, b int) bool {
+	if verb != "want" && verb != "need" {
+		return false
+	}
+	if a < b && toks[a].w == "to" {
+		a++
+	}
+	return a+1 < b && specific[toks[a+1].w]
+}
+
 // objPronouns stand for something said before: an item holding one is a
 // clause about it.
 var objPronouns = setOf("them", "it", "him", "her", "me", "us", "you")
@@ -1612,6 +1747,7 @@ var dontAdverbs = setOf("completely", "fully", "entirely", "quite", "exactly", "
 // liking, -1 for a dislike.
 var stanceVerbs = map[string]int{"like": 1, "likes": 1, "love": 1, "loves": 1, "enjoy": 1, "enjoys": 1,
 	"prefer": 1, "prefers": 1, "dislike": -1, "dislikes": -1, "hate": -1, "hates": -1, "detest": -1,
+	"avoiding": -1, "disliking": -1, "hating": -1,
 	"detests": -1, "loathe": -1, "loathes": -1, "avoid": -1, "avoids": -1}
 
 // choiceVerbs open a coordinated item that states a preference.
@@ -2543,7 +2679,10 @@ func normSlot(s string, purpose bool) (subj, obj string) {
 // maxSubjectWords and maxSubjectBytes bound a Subject or Object.
 const (
 	maxSubjectWords = 6
-	maxSubjectBytes = 80
+	// maxQualifiedWords bounds a subject kept whole for its "with" or
+	// "without" qualifier.
+	maxQualifiedWords = 9
+	maxSubjectBytes   = 80
 )
 
 // splitWords lower-cases s and splits it into clean words.
@@ -2816,14 +2955,21 @@ func canon(words []string) string {
 		}
 	}
 	if len(words) > maxSubjectWords {
+		limit := maxSubjectWords
 		for i := 1; i < len(words); i++ {
+			if (words[i] == "with" || words[i] == "without") && len(words) <= maxQualifiedWords {
+				// "movies with heavy use of special effects": the
+				// qualifier is what is meant, "movies" alone is more.
+				limit = maxQualifiedWords
+				break
+			}
 			if preps[words[i]] {
 				words = words[:i]
 				break
 			}
 		}
-		if len(words) > maxSubjectWords {
-			words = words[:maxSubjectWords]
+		if len(words) > limit {
+			words = words[:limit]
 		}
 	}
 	for len(words) > 0 && (preps[words[len(words)-1]] || words[len(words)-1] == "and" || words[len(words)-1] == "or") {

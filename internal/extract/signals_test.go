@@ -138,6 +138,33 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (shared qualifier)", "I don't wear any clothing or accessories made from animal products, including silk.",
 			[]string{"avoid:wear any clothing or accessories made from animal product:-G"}},
 		{"avoid (adverbial clause goes on)", "I avoid VR headsets because they make me dizzy and nauseous.", []string{"avoid:vr headset:-G"}},
+		// Modifiers before the first item hold for a bare plural after it;
+		// a name keeps its own item.
+		{"avoid (shared modifier)", "I do not enjoy animated shows or movies.", []string{"avoid:animated show or movie:-G"}},
+		{"preference (names)", "I prefer React Query and Zustand.", []string{"preference:react query:+G", "preference:zustand:+G"}},
+		// A "with" qualifier is kept: "movies" alone would claim more.
+		{"avoid (qualified)", "I dislike movies with heavy use of special effects.", []string{"avoid:movie with heavy use of special effect:-G"}},
+		// "avoiding" after a comma is an avoidance, whatever came before.
+		{"preference (avoiding)", "I prefer minimalist fashion, avoiding loud patterns or bright colors.",
+			[]string{"preference:minimalist fashion:+G", "avoid:loud pattern:-G", "avoid:bright color:-G"}},
+		// A fact's noun phrase may be coordinated too.
+		{"fact (coordinated)", "I have a severe peanut and tree nut allergy.", []string{"fact:user>has a severe peanut and tree nut allergy:+G"}},
+		{"fact (clause)", "I'm against breeding pets and adopt from shelters.", []string{"fact:user>is against breeding pets:+G"}},
+		// After a comma, a phrase ending on a modifier of a noun phrase
+		// that goes on into a relative clause is no item.
+		{"preference (modifier cut off)", "I prefer to buy clothing from sustainable, eco-friendly brands that pay fairly.", []string{}},
+		// A list of examples goes on after "like": its item holds them.
+		{"avoid (example list)", "I don't wear clothing made from animal products like leather, wool, or silk.",
+			[]string{"avoid:wear clothing made from animal product:-G"}},
+		{"avoid (like is the verb)", "I do not like card games or deck-building games.", []string{"avoid:card game:-G", "avoid:deck building game:-G"}},
+		{"avoid (examples, then a clause)", "I dislike small dogs, such as chihuahuas, and prefer larger breeds.",
+			[]string{"avoid:small dog:-G", "preference:larger breed:+G"}},
+		// A wish about this task's object is no preference.
+		{"avoid (task wish)", "i dont want to modify the stack trace or message", []string{}},
+		{"avoid (habit)", "I don't want to use semicolons", []string{"avoid:semicolon:-G"}},
+		// A pasted table is material, not the user's word.
+		{"material (table)", "Add roles to this table\nStep\tTool\tNote\nDraft\tEditor\tUse data visualization tools for presenting topics.", []string{}},
+		{"material (table)", "I prefer tabs.\nname\tvalue\nnever\tuse mocks", []string{"preference:tab:+G"}},
 		{"preference (request)", "I'd like to add a health endpoint", []string{}},
 		{"preference (remark)", "I like that you used pnpm", []string{}},
 		{"preference (remark)", "I like it", []string{}},

@@ -464,9 +464,18 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		}
 		return 0
 	}
+	// Among equals, what the user said in a short sentence of their own
+	// (a belief shown with their words) before what was drawn from a long
+	// message, where a pasted prompt or a task's details may have said it.
+	said := make(map[string]int, len(active))
+	for _, b := range active {
+		if saidIn(b) != "" {
+			said[b.ID] = 1
+		}
+	}
 	slices.SortFunc(active, func(a, b store.PromotionBelief) int {
 		return cmp.Or(cmp.Compare(pinned(b), pinned(a)), cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
-			a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+			cmp.Compare(said[b.ID], said[a.ID]), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	slices.SortFunc(formers, func(a, b former) int {
 		return cmp.Or(b.b.DemotedAt.Compare(a.b.DemotedAt), cmp.Compare(b.b.PromotedConfidence, a.b.PromotedConfidence),

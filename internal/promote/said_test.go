@@ -1,9 +1,12 @@
 package promote
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -34,5 +37,41 @@ func TestBulletQuotesTheUsersWords(t *testing.T) {
 	b.FirstEvidence = "User: I always deploy with the token ghp_abcdefghijklmnopqrstuvwxyz0123456789 <!-- x -->"
 	if got := activeBullet(b, false); strings.Contains(got, "ghp_abcdef") || strings.Contains(got, "<!--") {
 		t.Errorf("bullet shows a secret or a comment marker: %s", got)
+	}
+}
+
+// TestSaidRanksFirstAmongEquals: among beliefs of equal score, those the
+// user said in a short sentence of their own (shown with their words) are
+// shown before ones drawn from long messages, whatever their age.
+func TestSaidRanksFirstAmongEquals(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tg := &target{path: "/m/MEMORY.md", kind: kindGlobal}
+	cur := map[string]string{}
+	var quoted []string
+	for i := range MaxActive + 4 {
+		b := store.PromotionBelief{ID: fmt.Sprintf("bl_%02d", i), Statement: fmt.Sprintf("User avoids thing%02d.", i),
+			Status: belief.StatusActive, Alpha: 4, Beta: 1, EvidenceCount: 3, Level: store.LevelLongTerm,
+			// The drawn ones are older: age alone would show them first.
+			CreatedAt: now.Add(-time.Duration(100-i) * time.Hour)}
+		if i >= 6 {
+			b.FirstEvidence = fmt.Sprintf("User: I really dislike thing%02d in my projects.\n\nAssistant: Noted.", i)
+			b.FirstEvidenceType = "preference"
+			quoted = append(quoted, b.Statement)
+		} else {
+			b.FirstEvidence = "User: " + strings.Repeat("a long pasted prompt with a constraint ", 20)
+			b.FirstEvidenceType = "preference"
+		}
+		tg.beliefs = append(tg.beliefs, b)
+		cur[b.ID] = tg.path
+	}
+	p := planBeliefs(tg, cur, map[string]string{}, now, false, func(string) bool { return true }, "\n")
+	got := bullets(p.block, headingBeliefs)
+	if len(got) != MaxActive {
+		t.Fatalf("%d bullets, want %d:\n%s", len(got), MaxActive, p.block)
+	}
+	for i, stmt := range quoted {
+		if !strings.HasPrefix(got[i], "- "+stmt) {
+			t.Errorf("bullet %d = %q, want the quoted %q first", i, got[i], stmt)
+		}
 	}
 }
