@@ -1562,8 +1562,9 @@ func factTail(fact episode.Signal, prevToks, toks []token) bool {
 	if last.sep || !strings.HasSuffix(strings.ToLower(fact.Object), last.w) {
 		return false
 	}
-	if f := toks[0].w; itemStart[f] || adverbs[f] || exampleWords[f] || f == "only" {
-		return false
+	if f := toks[0].w; itemStart[f] || adverbs[f] || exampleWords[f] || f == "only" || choiceVerbs[f] || likeVerbs[f] ||
+		stanceVerbs[f] != 0 || taskVerbs[f] {
+		return false // "I'm blind and use a screen reader": a clause of its own
 	}
 	for _, t := range toks {
 		// A preposition most often follows a verb of a clause of its

@@ -150,6 +150,7 @@ func TestSignalPatterns(t *testing.T) {
 		// A fact's noun phrase may be coordinated too.
 		{"fact (coordinated)", "I have a severe peanut and tree nut allergy.", []string{"fact:user>has a severe peanut and tree nut allergy:+G"}},
 		{"fact (clause)", "I'm against breeding pets and adopt from shelters.", []string{"fact:user>is against breeding pets:+G"}},
+		{"fact (clause)", "I'm blind and use a screen reader", []string{"fact:user>is blind:+G"}},
 		// After a comma, a phrase ending on a modifier of a noun phrase
 		// that goes on into a relative clause is no item.
 		{"preference (modifier cut off)", "I prefer to buy clothing from sustainable, eco-friendly brands that pay fairly.", []string{}},
