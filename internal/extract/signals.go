@@ -1027,6 +1027,19 @@ func blockedBefore(toks []token, i int) bool {
 	return false
 }
 
+// describedBefore reports whether the words before i say what someone
+// other than the user or their team is or does ("you are", "it's",
+// "this is").
+func describedBefore(toks []token, i int) bool {
+	for k := max(0, i-2); k < i; k++ {
+		switch toks[k].w {
+		case "you", "you're", "it", "it's", "this", "that", "that's", "they", "they're", "he", "she", "he's", "she's":
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	wishVerbs = setOf("wants", "want", "wanted", "told", "asked", "asks", "expects", "expected", "requires",
 		"required", "forces", "forced", "makes", "made", "lets", "needs", "needed")
@@ -1329,6 +1342,11 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		m.prim = primary{subject: ts, polarity: 1, ok: true}
 	case emitSwitchAway:
 		if toks[m.start].w == "stop" && toks[m.start+1].w != "using" && !strings.HasSuffix(toks[x[0]].w, "ing") {
+			return nil
+		}
+		if toks[m.start].w == "no" && describedBefore(toks, m.start) {
+			// "You are no longer hiding the widget": what the code or the
+			// assistant now does, not a habit the user left.
 			return nil
 		}
 		if x[1]-x[0] > 2 && movePreps[toks[x[0]+1].w] && !leadStrip[toks[x[0]].w] {

@@ -160,6 +160,9 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (like is the verb)", "I do not like card games or deck-building games.", []string{"avoid:card game:-G", "avoid:deck building game:-G"}},
 		{"avoid (examples, then a clause)", "I dislike small dogs, such as chihuahuas, and prefer larger breeds.",
 			[]string{"avoid:small dog:-G", "preference:larger breed:+G"}},
+		// "no longer" of what the code or the assistant does is no switch.
+		{"switch (described)", "You didn't notice? You are no longer hiding the widget, you are just setting the size.", []string{}},
+		{"switch (described)", "it's no longer using the cache", []string{}},
 		// A wish about this task's object is no preference.
 		{"avoid (task wish)", "i dont want to modify the stack trace or message", []string{}},
 		{"avoid (habit)", "I don't want to use semicolons", []string{"avoid:semicolon:-G"}},
