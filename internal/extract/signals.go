@@ -2746,7 +2746,7 @@ func appendWords(words []string, s string) []string {
 		if a, ok := aliases[f]; ok {
 			f = a
 		}
-		if plainHyphenated(f) {
+		if plainHyphenated(f) && !prepCompound(f) {
 			for _, part := range strings.Split(f, "-") {
 				if part != "" {
 					words = append(words, part)
@@ -2757,6 +2757,19 @@ func appendWords(words []string, s string) []string {
 		words = append(words, f)
 	}
 	return words
+}
+
+// prepCompound reports a hyphenated word that opens with a preposition
+// ("in-person", "off-site", "up-to-date"): split, it would read as a
+// phrase of place cut from its noun ("traditional in person classroom
+// settings" is about the settings, not "traditional").
+func prepCompound(w string) bool {
+	first, _, _ := strings.Cut(w, "-")
+	switch first {
+	case "in", "on", "off", "up", "out", "over", "under", "at", "by", "to":
+		return true
+	}
+	return false
 }
 
 // plainHyphenated reports a word of letters joined by hyphens.

@@ -163,6 +163,9 @@ func TestSignalPatterns(t *testing.T) {
 		// "no longer" of what the code or the assistant does is no switch.
 		{"switch (described)", "You didn't notice? You are no longer hiding the widget, you are just setting the size.", []string{}},
 		{"switch (described)", "it's no longer using the cache", []string{}},
+		// A hyphenated word opening with a preposition stays whole.
+		{"preference (prep compound)", "I prefer traditional, in-person classroom settings.",
+			[]string{"preference:traditional in-person classroom setting:+G"}},
 		// A wish about this task's object is no preference.
 		{"avoid (task wish)", "i dont want to modify the stack trace or message", []string{}},
 		{"avoid (habit)", "I don't want to use semicolons", []string{"avoid:semicolon:-G"}},

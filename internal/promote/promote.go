@@ -477,6 +477,7 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		return cmp.Or(cmp.Compare(pinned(b), pinned(a)), cmp.Compare(score(b), score(a)), cmp.Compare(b.Confidence(), a.Confidence()),
 			cmp.Compare(said[b.ID], said[a.ID]), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
+	active = oneFirstPerStatement(active)
 	slices.SortFunc(formers, func(a, b former) int {
 		return cmp.Or(b.b.DemotedAt.Compare(a.b.DemotedAt), cmp.Compare(b.b.PromotedConfidence, a.b.PromotedConfidence),
 			cmp.Compare(a.b.ID, b.b.ID))
@@ -533,6 +534,30 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		}
 	}
 	return p
+}
+
+// oneFirstPerStatement keeps the order of ranked beliefs but moves the
+// second and later beliefs first stated in the same exchange after all the
+// others: one sentence ("I prefer to adopt pets from shelters rather than
+// buying from breeders") can make two beliefs, whose bullets would both
+// quote it, and take two of the MaxActive places from what the user said
+// elsewhere. Pinned beliefs keep their place.
+func oneFirstPerStatement(ranked []store.PromotionBelief) []store.PromotionBelief {
+	seen := map[string]bool{}
+	first := make([]store.PromotionBelief, 0, len(ranked))
+	var later []store.PromotionBelief
+	for _, b := range ranked {
+		k := b.FirstEvidence
+		if k != "" && seen[k] && b.Level != store.LevelPinned {
+			later = append(later, b)
+			continue
+		}
+		if k != "" {
+			seen[k] = true
+		}
+		first = append(first, b)
+	}
+	return append(first, later...)
 }
 
 // activeBullet renders "- <statement> (confidence: 0.85, evidence: 7)",

@@ -75,3 +75,41 @@ func TestSaidRanksFirstAmongEquals(t *testing.T) {
 		}
 	}
 }
+
+// TestOnePlacePerStatement: two beliefs first stated in one sentence take
+// one of the MaxActive places before every other statement has one.
+func TestOnePlacePerStatement(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tg := &target{path: "/m/MEMORY.md", kind: kindGlobal}
+	cur := map[string]string{}
+	add := func(id, stmt, said string, evidence int) {
+		b := store.PromotionBelief{ID: id, Statement: stmt, Status: belief.StatusActive, Alpha: 4, Beta: 1,
+			EvidenceCount: evidence, Level: store.LevelLongTerm, CreatedAt: now.Add(-time.Hour),
+			FirstEvidence: "User: " + said + "\n\nAssistant: Noted.", FirstEvidenceType: "preference"}
+		tg.beliefs = append(tg.beliefs, b)
+		cur[id] = tg.path
+	}
+	// One sentence, two beliefs, both ranked first by their evidence.
+	pair := "I prefer to adopt pets from shelters rather than buying from breeders."
+	add("bl_a", "User prefers adopting pets from shelters.", pair, 6)
+	add("bl_b", "User avoids buying from breeders.", pair, 6)
+	for i := range MaxActive - 1 {
+		add(fmt.Sprintf("bl_%02d", i), fmt.Sprintf("User avoids thing%02d.", i), fmt.Sprintf("I really dislike thing%02d.", i), 3)
+	}
+	p := planBeliefs(tg, cur, map[string]string{}, now, false, func(string) bool { return true }, "\n")
+	got := bullets(p.block, headingBeliefs)
+	if len(got) != MaxActive {
+		t.Fatalf("%d bullets, want %d:\n%s", len(got), MaxActive, p.block)
+	}
+	if !strings.HasPrefix(got[0], "- User prefers adopting pets from shelters.") {
+		t.Errorf("first bullet %q, want the pair's first belief", got[0])
+	}
+	if strings.Contains(p.block, "User avoids buying from breeders.") {
+		t.Errorf("the pair's second belief took a place from another statement:\n%s", p.block)
+	}
+	for i := range MaxActive - 1 {
+		if !strings.Contains(p.block, fmt.Sprintf("User avoids thing%02d.", i)) {
+			t.Errorf("statement %02d has no place:\n%s", i, p.block)
+		}
+	}
+}
