@@ -746,6 +746,17 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				last, lastAt = nil, -1
 				continue
 			}
+			if lastAt >= 0 && cl.conj != "" && relativeTail(out[lastAt], before, ctoks) {
+				// "watch shows or movies that are more than two hours
+				// long": the relative clause restricts both, and a claim
+				// without it says more than was said (as for one noun).
+				old := out[lastAt]
+				out = slices.DeleteFunc(out, func(o episode.Signal) bool {
+					return o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity
+				})
+				last, lastAt = nil, -1
+				continue
+			}
 		}
 		sw := false
 		for i := range got {
@@ -1715,6 +1726,32 @@ func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
 		}
 	}
 	return qualified
+}
+
+// relativeTail reports whether a coordinated clause is a noun phrase
+// followed by a restrictive relative clause ("… or movies that are long"),
+// after an item that ended its clause.
+func relativeTail(prev episode.Signal, prevToks, toks []token) bool {
+	if len(prevToks) == 0 || len(toks) < 3 || prev.Object != "" {
+		return false
+	}
+	if normSubject(prevToks[len(prevToks)-1].w) != lastWord(prev.Subject) {
+		return false
+	}
+	f := toks[0].w
+	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 ||
+		choiceVerbs[f] || exampleWords[f] || objPronouns[f] || f == "only" || taskVerbs[f] {
+		return false
+	}
+	for i, t := range toks {
+		switch {
+		case i > 0 && (t.w == "that" || t.w == "which" || t.w == "who"):
+			return !toks[i-1].sep
+		case finiteVerbs[t.w] || objPronouns[t.w]:
+			return false
+		}
+	}
+	return false
 }
 
 // lastWord is the last word of a space-separated phrase.

@@ -163,6 +163,8 @@ func TestSignalPatterns(t *testing.T) {
 		// "no longer" of what the code or the assistant does is no switch.
 		{"switch (described)", "You didn't notice? You are no longer hiding the widget, you are just setting the size.", []string{}},
 		{"switch (described)", "it's no longer using the cache", []string{}},
+		// A relative clause after the last item restricts the ones before.
+		{"avoid (shared relative clause)", "I prefer not to watch shows or movies that are more than two hours long.", []string{}},
 		// A hyphenated word opening with a preposition stays whole.
 		{"preference (prep compound)", "I prefer traditional, in-person classroom settings.",
 			[]string{"preference:traditional in-person classroom setting:+G"}},
