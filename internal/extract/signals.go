@@ -709,7 +709,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 					m.Subject += joint + s.Subject
 					m.Object = cmp.Or(m.Object, s.Object)
 					for i := range out { // a clause may state it twice
-						if o := out[i]; o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity {
+						if sameClaim(out[i], old) {
 							out[i].Subject, out[i].Object = m.Subject, m.Object
 						}
 					}
@@ -724,9 +724,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// "a preference for logical and analytical approaches
 				// that involve …": "logical" alone is no item.
 				old := out[lastAt]
-				out = slices.DeleteFunc(out, func(o episode.Signal) bool {
-					return o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity
-				})
+				out = slices.DeleteFunc(out, func(o episode.Signal) bool { return sameClaim(o, old) })
 				last, lastAt = nil, -1
 				continue
 			}
@@ -738,7 +736,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 					old := out[lastAt]
 					subj := old.Subject + " " + cl.conj + " " + tail
 					for i := range out {
-						if o := out[i]; o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity {
+						if sameClaim(out[i], old) {
 							out[i].Subject = subj
 						}
 					}
@@ -751,9 +749,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// long": the relative clause restricts both, and a claim
 				// without it says more than was said (as for one noun).
 				old := out[lastAt]
-				out = slices.DeleteFunc(out, func(o episode.Signal) bool {
-					return o.Kind == old.Kind && o.Subject == old.Subject && o.Object == old.Object && o.Polarity == old.Polarity
-				})
+				out = slices.DeleteFunc(out, func(o episode.Signal) bool { return sameClaim(o, old) })
 				last, lastAt = nil, -1
 				continue
 			}
@@ -1699,11 +1695,10 @@ func examplesOpen(toks []token) bool {
 var clauseSubjects = setOf("i", "i'm", "it", "it's", "they", "they're", "we", "we're", "you", "you're", "he",
 	"she", "this", "that", "there", "the", "my", "our", "their", "its")
 
-// qualifiedTail reports whether a coordinated clause too long to be an
-// item is a noun phrase whose qualifier also holds for the previous item,
-// which ended its clause: "… any clothing or accessories made from animal
-// products" (alone, "clothing" would claim more than was said).
-func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
+// nounPhraseAfter reports whether a coordinated clause of three words or
+// more opens like a noun phrase (no verb, pronoun, preposition, adverb or
+// example word first) after an item that ended its clause.
+func nounPhraseAfter(prev episode.Signal, prevToks, toks []token) bool {
 	if len(prevToks) == 0 || len(toks) < 3 || prev.Object != "" {
 		return false
 	}
@@ -1711,8 +1706,22 @@ func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
 		return false
 	}
 	f := toks[0].w
-	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 ||
-		choiceVerbs[f] || exampleWords[f] || objPronouns[f] || f == "only" {
+	return !(finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 ||
+		choiceVerbs[f] || exampleWords[f] || objPronouns[f] || f == "only" || taskVerbs[f])
+}
+
+// sameClaim reports whether two signals make the same claim (a clause may
+// state one twice).
+func sameClaim(a, b episode.Signal) bool {
+	return a.Kind == b.Kind && a.Subject == b.Subject && a.Object == b.Object && a.Polarity == b.Polarity
+}
+
+// qualifiedTail reports whether a coordinated clause too long to be an
+// item is a noun phrase whose qualifier also holds for the previous item,
+// which ended its clause: "… any clothing or accessories made from animal
+// products" (alone, "clothing" would claim more than was said).
+func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
+	if !nounPhraseAfter(prev, prevToks, toks) {
 		return false
 	}
 	qualified := false
@@ -1732,15 +1741,7 @@ func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
 // followed by a restrictive relative clause ("… or movies that are long"),
 // after an item that ended its clause.
 func relativeTail(prev episode.Signal, prevToks, toks []token) bool {
-	if len(prevToks) == 0 || len(toks) < 3 || prev.Object != "" {
-		return false
-	}
-	if normSubject(prevToks[len(prevToks)-1].w) != lastWord(prev.Subject) {
-		return false
-	}
-	f := toks[0].w
-	if finiteVerbs[f] || itemStart[f] || preps[f] || adverbs[f] || likeVerbs[f] || stanceVerbs[f] != 0 ||
-		choiceVerbs[f] || exampleWords[f] || objPronouns[f] || f == "only" || taskVerbs[f] {
+	if !nounPhraseAfter(prev, prevToks, toks) {
 		return false
 	}
 	for i, t := range toks {
