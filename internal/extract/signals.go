@@ -641,6 +641,22 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 	lastAt := -1             // its index in out
 	factAt := -1             // the index in out of a fact about the user the previous clause ended on
 	var prevToks []token     // the previous clause's tokens
+	// rename gives the claim at lastAt a new subject (and the purpose
+	// obj, when it has none) everywhere a clause stated it; drop removes
+	// it.
+	rename := func(subj, obj string) {
+		old := out[lastAt]
+		for i := range out {
+			if sameClaim(out[i], old) {
+				out[i].Subject, out[i].Object = subj, cmp.Or(old.Object, obj)
+			}
+		}
+	}
+	drop := func() {
+		old := out[lastAt]
+		out = slices.DeleteFunc(out, func(o episode.Signal) bool { return sameClaim(o, old) })
+		last, lastAt = nil, -1
+	}
 	for _, cl := range splitClauses(toks) {
 		before := prevToks
 		prevToks = cl.toks
@@ -704,15 +720,8 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 					if cl.conj == "" {
 						joint = " "
 					}
-					old := out[lastAt]
-					m := old
-					m.Subject += joint + s.Subject
-					m.Object = cmp.Or(m.Object, s.Object)
-					for i := range out { // a clause may state it twice
-						if sameClaim(out[i], old) {
-							out[i].Subject, out[i].Object = m.Subject, m.Object
-						}
-					}
+					rename(out[lastAt].Subject+joint+s.Subject, s.Object)
+					m := out[lastAt]
 					last = &m
 					continue
 				}
@@ -723,9 +732,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			if lastAt >= 0 && modifierFragment(out[lastAt], cl.conj, before, ctoks) {
 				// "a preference for logical and analytical approaches
 				// that involve …": "logical" alone is no item.
-				old := out[lastAt]
-				out = slices.DeleteFunc(out, func(o episode.Signal) bool { return sameClaim(o, old) })
-				last, lastAt = nil, -1
+				drop()
 				continue
 			}
 			if lastAt >= 0 && cl.conj != "" && qualifiedTail(out[lastAt], before, ctoks) {
@@ -733,13 +740,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// products": the qualifier is the last item's and the
 				// previous one's, so they are one item.
 				if tail := normSubject(joinTokens(st.text, ctoks)); strings.Contains(tail, " ") {
-					old := out[lastAt]
-					subj := old.Subject + " " + cl.conj + " " + tail
-					for i := range out {
-						if sameClaim(out[i], old) {
-							out[i].Subject = subj
-						}
-					}
+					rename(out[lastAt].Subject+" "+cl.conj+" "+tail, "")
 				}
 				last, lastAt = nil, -1
 				continue
@@ -748,9 +749,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// "watch shows or movies that are more than two hours
 				// long": the relative clause restricts both, and a claim
 				// without it says more than was said (as for one noun).
-				old := out[lastAt]
-				out = slices.DeleteFunc(out, func(o episode.Signal) bool { return sameClaim(o, old) })
-				last, lastAt = nil, -1
+				drop()
 				continue
 			}
 		}
