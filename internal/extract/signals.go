@@ -1403,7 +1403,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if subj == "" {
 			return nil
 		}
-		head := subj[strings.LastIndexByte(subj, ' ')+1:]
+		head := lastWord(subj)
 		// A value is a path, a URL, a number… from its first word on: "is
 		// unclear (case 8)" holds a digit but is a state.
 		first := strings.Fields(val)[0]
