@@ -438,6 +438,8 @@ func (sc *scanner) scanUser(text string) {
 	text = clipBytes(text, maxScanUser)
 	if i := instructionColon(text); i > 0 {
 		text = text[:i] // the rest is material to work on, not the user's word
+	} else if i := rewordLead(text); i > 0 {
+		text = text[:i]
 	}
 	text = blankTabbed(text)
 	m := prepare(text)
@@ -543,6 +545,32 @@ lead:
 	return i
 }
 
+// rewordLead finds where the material of a request to reword text starts
+// when no colon sets it off ("other ways to say Works of art always carry
+// …", "paraphrase I like your watch"): everything after the request's
+// opening words. It returns that index, or -1.
+func rewordLead(text string) int {
+	head := strings.ToLower(text[:min(len(text), maxInstruction)])
+	for _, p := range []string{"please ", "can you ", "could you ", "would you ", "give me ", "what are ", "what's ", "what is ", "list "} {
+		if strings.HasPrefix(head, p) {
+			head = head[len(p):]
+			break
+		}
+	}
+	for _, lead := range rewordLeads {
+		if strings.HasPrefix(head, lead) {
+			return len(text[:min(len(text), maxInstruction)]) - len(head) + len(lead)
+		}
+	}
+	return -1
+}
+
+var rewordLeads = []string{"other ways to say ", "another way to say ", "other ways of saying ",
+	"another way of saying ", "ways to say ", "how to say ", "how do you say ", "how do i say ",
+	"how would you say ", "how would i say ", "synonyms for ", "rephrase ", "paraphrase ", "reword ",
+	"rewrite ", "translate ", "proofread ", "correct the grammar of ", "fix the grammar of ",
+	"fix the grammar in ", "grammar check "}
+
 // maxInstruction bounds how far into a request instructionColon looks.
 const maxInstruction = 200
 
@@ -639,6 +667,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 	person, first, cond := byte(0), byte(0), false
 	var last *episode.Signal // last preference/avoid/decision, for coordinated items
 	lastAt := -1             // its index in out
+	subject := false         // the first clause is a noun phrase the sentence is about
 	factAt := -1             // the index in out of a fact about the user the previous clause ended on
 	var prevToks []token     // the previous clause's tokens
 	// rename gives the claim at lastAt a new subject (and the purpose
@@ -657,9 +686,17 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		out = slices.DeleteFunc(out, func(o episode.Signal) bool { return sameClaim(o, old) })
 		last, lastAt = nil, -1
 	}
-	for _, cl := range splitClauses(toks) {
+	for ci, cl := range splitClauses(toks) {
 		before := prevToks
 		prevToks = cl.toks
+		if ci == 0 {
+			subject = subjectPhrase(cl.toks)
+		} else if subject && cl.conj == "" && len(cl.toks) > 0 && (cl.toks[0].w == "always" || cl.toks[0].w == "never") {
+			// "Works of art, regardless of their theme, always carry a
+			// piece of reality": what the subject does, no rule.
+			last, lastAt = nil, -1
+			continue
+		}
 		if cl.conj != "" && relativeOpen(before) {
 			// "brands that test on animals or use lanolin": the
 			// coordinated verb carries on the relative clause.
@@ -680,7 +717,14 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			last, lastAt = nil, -1
 			continue
 		}
-		got, ps, request := clauseSignals(ctoks, st.text, please, assistant)
+		got, ps, request, only := clauseSignals(ctoks, st.text, please, assistant)
+		if only && cl.conj != "" {
+			// "Python 3.7 with tkinter and internal modules only": the
+			// "only" holds for all that is coordinated, not for its last
+			// item.
+			got, ps, request = nil, nil, false
+		}
+		subject = subject && len(got) == 0 // "use pnpm here, never npm" is no subject
 		if len(got) == 0 && factAt >= 0 && cl.conj != "" && factTail(out[factAt], before, ctoks) {
 			// "I have a severe peanut and tree nut allergy": one fact.
 			v := collapseSpace(strings.TrimRight(joinTokens(st.text, ctoks), ".,;:!?"))
@@ -777,6 +821,13 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		out = append(out, got...)
 	}
 
+	if taskPlan(st.toks) {
+		// "I'll need to turn off the scroll bar and always show the full
+		// text": the steps of a task the user plans, no standing rule.
+		out = slices.DeleteFunc(out, func(o episode.Signal) bool {
+			return o.Kind == episode.SignalPreference || o.Kind == episode.SignalAvoid
+		})
+	}
 	if endedHabit(st.toks) {
 		// "We don't use Docker anymore": an avoidance that ends a habit
 		// is a switch away from it.
@@ -855,6 +906,53 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 	return r
 }
 
+// taskPlan reports a sentence that opens with what the user will have to
+// do ("I'll need to …", "we will have to …", "I'm going to need to …").
+func taskPlan(toks []token) bool {
+	ws := make([]string, 0, 5)
+	for _, t := range toks[:min(len(toks), 5)] {
+		ws = append(ws, t.w)
+	}
+	s := strings.Join(ws, " ") + " "
+	for _, who := range []string{"i'll ", "we'll ", "i will ", "we will ", "i'm going to ", "we're going to "} {
+		if rest, ok := strings.CutPrefix(s, who); ok {
+			return strings.HasPrefix(rest, "need to ") || strings.HasPrefix(rest, "have to ")
+		}
+	}
+	return false
+}
+
+// subjectPhrase reports a clause that is a bare noun phrase of two to six
+// words ("Works of art", "The unit tests"): set off by a comma, it is the
+// subject of what follows. A phrase of place or time ("For tests", "In
+// this repo", "Going forward"), a pronoun or a verb makes it no subject,
+// and a lone word may be whom the user addresses ("Claude, always …").
+func subjectPhrase(toks []token) bool {
+	if len(toks) < 2 || len(toks) > 6 {
+		return false
+	}
+	w := toks[0].w
+	if preps[w] || fillers[w] || adverbs[w] || hedges[w] || subWords[w] || coordWords[w] || scopeDets[w] && w != "the" && w != "my" && w != "our" ||
+		strings.HasSuffix(w, "ing") || strings.HasSuffix(w, "ly") {
+		return false
+	}
+	switch w {
+	case "as", "once", "since", "after", "before", "until", "whenever", "where", "here", "there", "from",
+		"going", "moving", "next", "first", "lastly", "finally", "otherwise", "also", "again", "today", "tomorrow":
+		return false
+	}
+	for i, t := range toks {
+		switch t.w {
+		case "i", "we", "you", "let's", "lets", "me", "us", "it", "they", "he", "she", "please", "i'm", "we're", "you're":
+			return false
+		}
+		if i > 0 && (finiteVerbs[t.w] || pastTense(t.w)) {
+			return false
+		}
+	}
+	return true
+}
+
 // untilStop cuts toks at the first slot stop or clause separator.
 func untilStop(toks []token) []token {
 	for i, t := range toks {
@@ -911,7 +1009,7 @@ func kindBit(kind string) uint8 {
 // is dropped in favour of the inner one ("always avoid X" is avoid X); a
 // decision adopts it ("we decided to stop using X" is a decision against
 // X).
-func clauseSignals(toks []token, text string, please, assistant bool) ([]episode.Signal, []primary, bool) {
+func clauseSignals(toks []token, text string, please, assistant bool) (sigs []episode.Signal, prims []primary, request, only bool) {
 	// Words are visited from the last to the first, so that the matches
 	// inside a slot are settled before the match around them.
 	var ms []match
@@ -931,7 +1029,8 @@ func clauseSignals(toks []token, text string, please, assistant bool) ([]episode
 		for _, pi := range cands {
 			p := &patterns[pi]
 			b := kindBit(p.kind)
-			if done&b != 0 || assistant && !p.assistant || p.prev != nil && !p.prev[prev] || blockedBefore(toks, i) {
+			if done&b != 0 || assistant && !p.assistant || p.prev != nil && !p.prev[prev] || blockedBefore(toks, i) ||
+				prev == "to" && p.prev != nil && purposeTo(toks, i-1) {
 				continue
 			}
 			m, ok := matchAt(p, toks, i)
@@ -962,11 +1061,12 @@ func clauseSignals(toks []token, text string, please, assistant bool) ([]episode
 		}
 	}
 	if len(ms) == 0 {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
-	request := true
+	request, only = true, true
 	for i := range ms {
 		request = request && patterns[ms[i].p].emit == emitPlease
+		only = only && patterns[ms[i].p].emit == emitOnly
 	}
 	slices.SortFunc(ms, func(a, b match) int {
 		if a.start != b.start {
@@ -978,13 +1078,13 @@ func clauseSignals(toks []token, text string, please, assistant bool) ([]episode
 	for i := range ms {
 		n += len(ms[i].sigs)
 	}
-	out := make([]episode.Signal, 0, n)
-	prims := make([]primary, 0, len(ms))
+	sigs = make([]episode.Signal, 0, n)
+	prims = make([]primary, 0, len(ms))
 	for i := range ms {
-		out = append(out, ms[i].sigs...)
+		sigs = append(sigs, ms[i].sigs...)
 		prims = append(prims, ms[i].prim)
 	}
-	return out, prims, request
+	return sigs, prims, request, only
 }
 
 // adverbs may stand between "I" and a verb ("I really prefer").
@@ -1032,6 +1132,33 @@ func blockedBefore(toks []token, i int) bool {
 	}
 	return false
 }
+
+// purposeTo reports a "to" at toks[t] that opens the purpose of a task or
+// names what is asked about ("explain how to use X", "enumerate solutions
+// to keep the code compact", "ways to avoid deadlocks"), not a rule of the
+// user's: an infinitive is theirs after a word of wanting, needing,
+// trying, remembering or judging ("remember to keep functions small",
+// "I want you to always use pnpm", "it's best to avoid X"), or opening
+// its clause.
+func purposeTo(toks []token, t int) bool {
+	if t == 0 {
+		return false
+	}
+	w := toks[t-1].w
+	if ruleTo[w] || t >= 2 && (toks[t-2].w == "it's" || toks[t-2].w == "is" || toks[t-2].w == "be") {
+		return false
+	}
+	return true
+}
+
+var ruleTo = setOf("want", "wants", "wanted", "need", "needs", "like", "love", "prefer", "prefers", "try",
+	"trying", "remember", "sure", "important", "best", "better", "good", "essential", "crucial",
+	"careful", "going", "gonna", "have", "has", "got", "ought", "tend", "tends", "continue", "you", "us",
+	"me", "always", "never", "please", "rule", "habit", "policy", "convention", "practice", "and", "or",
+	"also", "just", "rather", "wish", "hope", "plan", "planning", "intend", "mean", "decide", "decided",
+	"chose", "choose", "agreed", "agree", "learned", "learn", "start", "started", "begin", "supposed",
+	"required", "necessary", "able", "only", "still", "really", "definitely", "generally", "usually",
+	"ideally", "strictly", "first", "not", "use", "used", "default", "forget")
 
 // describedBefore reports whether the words before i say what someone
 // other than the user or their team is or does ("you are", "it's",
@@ -1395,6 +1522,9 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		val := factValue(text, toks, y)
 		if i := strings.Index(val, " ("); i > 0 {
 			val = val[:i] // "(see #12)", "(case 8)": an aside, not the value
+		}
+		if f := strings.Fields(val); len(f) > 1 && preps[strings.ToLower(f[len(f)-1])] {
+			return nil // "42 story points per": cut off
 		}
 		if val == "" {
 			return nil
@@ -1883,7 +2013,8 @@ var (
 	factDeny = setOf("problem", "issue", "error", "goal", "reason", "point", "question", "idea", "thing",
 		"difference", "result", "output", "fix", "plan", "decision", "bug", "answer", "solution",
 		"change", "test", "code", "function", "approach", "task", "request", "fact", "case", "way",
-		"trick", "catch", "thing", "problem", "rest", "same", "first", "last", "next", "one", "other")
+		"trick", "catch", "thing", "problem", "rest", "same", "first", "last", "next", "one", "other",
+		"bet", "guess", "move", "turn", "score", "bid", "pick", "choice", "wager", "stake", "hand", "balance")
 )
 
 // stateWord rejects "X is failing / broken / slow": states, not facts.
@@ -3274,11 +3405,37 @@ func userFact(text string, toks []token, x [2]int) (string, bool) {
 		}
 	}
 	v := collapseSpace(strings.TrimRight(text[toks[x[0]].start:toks[x[1]-1].end], ".,;:!?"))
-	if v == "" {
+	if v == "" || verb == "has" && balance(v) {
 		return "", false
 	}
 	return verb + " " + v, true
 }
+
+// balance reports an amount of money or points ("100 coins", "$500 to
+// spend", "20 credits left"): what the user has now in a game or a
+// purchase, which the next turn changes, not their situation.
+func balance(v string) bool {
+	f := strings.Fields(strings.ToLower(v))
+	if len(f) == 0 {
+		return false
+	}
+	if strings.ContainsAny(f[0][:1], "$€£¥") {
+		return true
+	}
+	if !looksLikeValue(f[0]) {
+		return false
+	}
+	for _, w := range f[1:min(len(f), 3)] {
+		if balanceUnits[strings.TrimRight(w, ".,;:!?")] {
+			return true
+		}
+	}
+	return false
+}
+
+var balanceUnits = setOf("coin", "coins", "dollar", "dollars", "buck", "bucks", "euro", "euros", "pound",
+	"pounds", "usd", "eur", "gbp", "point", "points", "credit", "credits", "token", "tokens", "gold", "gems",
+	"chips", "lives", "gp", "cents")
 
 var (
 	userDeny = setOf("sure", "done", "going", "gonna", "confused", "stuck", "back", "ready", "fine", "ok",

@@ -95,6 +95,42 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (question)", "Do you prefer tabs?", []string{}},
 		{"preference (hedge)", "we could always use redis", []string{}},
 		{"preference (condition)", "if you prefer mocks, fine", []string{}},
+		// An infinitive of purpose is what the task asks about, no rule;
+		// after a word of wanting, trying or judging it is the user's.
+		{"preference (purpose)", "Explain how to use pnpm in this repo.", []string{}},
+		{"preference (purpose)", "Enumerate solutions to keep code compact and in a single file.", []string{}},
+		{"avoid (purpose)", "Show me ways to avoid deadlocks.", []string{}},
+		{"preference (rule to)", "Remember to keep functions small.", []string{"preference:small function:+G"}},
+		{"preference (rule to)", "It's important to keep commits small.", []string{"preference:small commit:+G"}},
+		{"preference (rule to)", "I want you to always use pnpm.", []string{"preference:pnpm:+G"}},
+		{"avoid (rule to)", "Try to avoid global state.", []string{"avoid:global state:-G"}},
+		// "always"/"never" after a noun phrase set off by a comma says what
+		// that subject does; after a phrase of place, or a verb, it is a rule.
+		{"preference (subject)", "Works of art, regardless of their theme or object, always carry a piece of reality.", []string{}},
+		{"avoid (subject)", "Large pull requests, in my experience, never get reviewed well.", []string{}},
+		{"preference (scope)", "In this repo, never commit to main.", []string{"avoid:commit to main:-"}},
+		{"preference (scope)", "Going forward, always use pnpm.", []string{"preference:pnpm:+G", "decision:pnpm:+G"}},
+		{"preference (vocative)", "Claude, always use pnpm.", []string{"preference:pnpm:+G"}},
+		{"preference (first clause)", "use pnpm here, never npm", []string{"preference:pnpm:+", "avoid:npm:-"}},
+		// "only" after coordinated items holds for all of them, not the last.
+		{"preference (only)", "- Python 3.7.9 with tkinter and internal modules only.", []string{}},
+		{"preference (only)", "vim and tmux only please", []string{}},
+		{"preference (only)", "Use tabs only.", []string{"preference:tab:+G"}},
+		{"preference (only)", "I strongly prefer beauty products from indie or niche brands only.",
+			[]string{"preference:beauty product from indie or niche brand:+G"}},
+		// A task the user plans is no standing rule.
+		{"preference (plan)", "I'll need to turn off the scroll bar and always show the full text.", []string{}},
+		{"preference (plan)", "We will have to avoid the old endpoint for this migration.", []string{}},
+		// Material to reword is not the user's word.
+		{"preference (reword)", "other ways to say Works of art always carry a piece of reality", []string{}},
+		{"preference (reword)", "paraphrase I like your watch", []string{}},
+		// An amount of money or points, or a move in a game, changes with
+		// the next turn; a fact's value cut off on a preposition says nothing.
+		{"fact (balance)", "ok, i have 100 coins, my bet will be 10 coins in all the 3 races.", []string{}},
+		{"fact (balance)", "I have $500 to spend on a laptop.", []string{}},
+		{"fact (balance)", "my bet is 30 coins to horse 4.", []string{}},
+		{"fact (situation)", "I have 2 kids and a dog.", []string{"fact:user>has 2 kids and a dog:+G"}},
+		{"fact (cut off)", "The expected velocity is 42 story points per", []string{}},
 		// A restrictive relative clause: "avoids restaurants" is not what was said.
 		{"avoid (restricted)", "I strictly avoid restaurants that serve gluten.", []string{}},
 		{"avoid (restricted)", "never hire contractors who skip code review", []string{}},
