@@ -99,6 +99,7 @@ const (
 	emitFact                       // fact X = Y
 	emitFactAs                     // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
 	emitUser                       // fact about the user: "I'm X", "I have X"
+	emitFollow                     // fact about the user: "I follow a vegan diet"
 	emitOnly                       // preference X for "X only" closing a clause
 	emitPlease                     // preference X for a bare "X please"
 	emitBe                         // preference X for "be X" ("be concise")
@@ -160,7 +161,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer|like|try|tend|want to avoid|stay_away_from|steer_clear_of X"},
-	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict] aversion|dislike|distaste to|for|of|towards X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict|extreme] aversion|dislike|distaste to|for|of|towards X"},
 	{episode.SignalPreference, emitPref, nil, "i A have|have_got [a|an] [strong|clear|definite|real|great|big|huge|personal|general|natural|absolute|strict] preference|liking|fondness for X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A not interested in X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
@@ -175,6 +176,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
 	{episode.SignalPreference, emitUse, nil, "i A want|need X"},
 	{episode.SignalPreference, emitPref, nil, "i A go_with|reach_for|tend_to_use|tend_to_go_with|stick_with|stick_to X"},
+	{episode.SignalPreference, emitPref, nil, "i A learn|work|study|focus|do best|better through|with|by|in|using X"},
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
@@ -209,7 +211,10 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitAvoid, prevImp, "avoid X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "omit|leave_out X"},
 	{episode.SignalAvoid, emitAvoid, prevSwitching, "not using|use X"},
-	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe|despise X"},
+	{episode.SignalAvoid, emitAvoid, prevImp, "refuse to X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A not comfortable with|around X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A uncomfortable with|around X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i can't|cannot|can_not stand X"},
 	{episode.SignalAvoid, emitNoX, prevStart, "no more X"},
 	{episode.SignalAvoid, emitNoX, prevStart, "no X"},
@@ -243,6 +248,7 @@ var patternDefs = []struct {
 
 	// Facts.
 	{episode.SignalFact, emitUser, prevStart, "i'm|i_am|i_have|i've_got X"},
+	{episode.SignalFact, emitFollow, prevStart, "i A follow|observe|keep|maintain|adhere_to X"},
 	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|gets_deployed|get_deployed|goes|go to|on|into Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X deploys|deploy|deployed|ships|is_deployed|are_deployed|goes|go|run|runs|happen|happens with|via|through|using Y"},
 	{episode.SignalFact, emitFactAs, prevStart, "X is_hosted|are_hosted|host|hosts on|at|by Y"},
@@ -699,7 +705,15 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		}
 		if cl.conj != "" && relativeOpen(before) {
 			// "brands that test on animals or use lanolin": the
-			// coordinated verb carries on the relative clause.
+			// coordinated verb carries on the relative clause, and so
+			// does a short phrase the claim's relative clause ends on
+			// ("games that involve magic or fantasy elements").
+			if lastAt >= 0 && relativeSubject(out[lastAt].Subject) && len(before) > 0 &&
+				strings.HasSuffix(out[lastAt].Subject, before[len(before)-1].w) && phraseTail(cl.toks) {
+				if subj := out[lastAt].Subject + " " + cl.conj + " " + strings.ToLower(collapseSpace(strings.TrimRight(joinTokens(st.text, cl.toks), ".,;:!?"))); len(subj) <= maxSubjectBytes {
+					rename(subj, "")
+				}
+			}
 			last, lastAt = nil, -1
 			continue
 		}
@@ -1090,7 +1104,8 @@ func clauseSignals(toks []token, text string, please, assistant bool) (sigs []ep
 // adverbs may stand between "I" and a verb ("I really prefer").
 var adverbs = setOf("always", "usually", "generally", "really", "strongly", "definitely", "much", "just",
 	"still", "personally", "actually", "also", "typically", "normally", "mostly", "very", "totally",
-	"absolutely", "honestly", "truly", "do", "kinda", "sorta", "certainly", "far", "probably", "all")
+	"absolutely", "honestly", "truly", "do", "kinda", "sorta", "certainly", "far", "probably", "all", "strictly",
+	"religiously", "exclusively")
 
 // slotStops end a slot: what follows them is a reason, a condition or a
 // relative clause, not part of the subject.
@@ -1184,6 +1199,84 @@ var (
 // and records its primary. adopt, for a decision wrapping another match,
 // is that match's primary.
 func emit(m *match, toks []token, text string, please bool, adopt *primary) []episode.Signal {
+	switch patterns[m.p].emit {
+	case emitPref, emitAvoid, emitNoX, emitDont, emitNever:
+	default:
+		return emitSlot(m, toks, text, please, adopt, false)
+	}
+	if !restricted(toks, m.x) {
+		return emitSlot(m, toks, text, please, adopt, false)
+	}
+	// "I avoid restaurants that serve gluten": the claim is about what
+	// the relative clause restricts, and says it.
+	rel, ok := relativeClause(toks, m.x)
+	if !ok {
+		return nil
+	}
+	out := emitSlot(m, toks, text, please, adopt, true)
+	if len(out) != 1 {
+		return nil
+	}
+	subj := out[0].Subject
+	if raw := toks[m.x[1]-1].w; raw != lastWord(subj) && singular(raw) == lastWord(subj) {
+		subj = subj[:len(subj)-len(lastWord(subj))] + raw // "beauty products that …"
+	}
+	subj += " " + rel
+	if len(subj) > maxSubjectBytes {
+		return nil
+	}
+	out[0].Subject = subj
+	m.prim.subject = subj
+	return out
+}
+
+// relativeClause returns the words of the restrictive relative clause
+// after slot x, lower-cased ("that have been tested on animals"), up to
+// the end of its clause or a reason, an example or an aside ("… due to
+// ethical concerns", "… like beeswax"). It fails when the clause is a
+// single word or longer than maxRelativeWords.
+func relativeClause(toks []token, x [2]int) (string, bool) {
+	e := x[1] + 1
+	for e < len(toks) && !toks[e-1].sep && !relativeStops[toks[e].w] {
+		e++
+	}
+	if e-x[1] < 2 || e-x[1] > maxRelativeWords {
+		return "", false
+	}
+	ws := make([]string, 0, e-x[1])
+	for _, t := range toks[x[1]:e] {
+		if t.w == "`" {
+			return "", false
+		}
+		ws = append(ws, t.w)
+	}
+	for len(ws) > 2 && preps[ws[len(ws)-1]] {
+		ws = ws[:len(ws)-1]
+	}
+	if l := ws[len(ws)-1]; looksLikeValue(l) || numberWords[l] || modals[l] || finiteVerbs[l] || adverbs[l] ||
+		modals[ws[len(ws)-2]] || hedges[ws[len(ws)-2]] || hedges[l] || clauseSubjects[l] {
+		// "movies that are over two [and a half hours long]", "that
+		// could potentially [cause …]": cut off, it says nothing.
+		return "", false
+	}
+	return strings.TrimRight(strings.Join(ws, " "), ".,;:!?"), true
+}
+
+// followNouns end what a user follows as a way of living.
+var followNouns = setOf("diet", "lifestyle", "regimen", "fast", "religion", "faith")
+
+var numberWords = setOf("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+	"eleven", "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "half", "few")
+
+// maxRelativeWords bounds a relative clause kept in a subject.
+const maxRelativeWords = 9
+
+var relativeStops = setOf("due", "because", "since", "as", "so", "including", "like", "such", "especially",
+	"unless", "if", "when", "whenever", "while", "but", "except", "although", "though", "even", "e.g", "(")
+
+// emitSlot is emit for a slot that is restricted by a relative clause
+// only when rel says so (the caller adds the clause).
+func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, rel bool) []episode.Signal {
 	p := &patterns[m.p]
 	span := func(r [2]int) string {
 		if r[1] <= r[0] {
@@ -1221,7 +1314,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
 		}
-		if thatClause(toks, x) || pol > 0 && (negators[toks[x[0]].w] || avoidsAfter(toks, x)) || restricted(toks, x) {
+		if thatClause(toks, x) || pol > 0 && (negators[toks[x[0]].w] || avoidsAfter(toks, x)) || !rel && restricted(toks, x) {
 			return nil
 		}
 		if anaphoric[toks[x[0]].w] && (p.emit == emitAvoid || p.emit == emitPref && toks[m.start].w == "i") {
@@ -1279,7 +1372,7 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			out = append(out, a)
 		}
 	case emitDont, emitNever:
-		if x[1] <= x[0] || restricted(toks, x) {
+		if x[1] <= x[0] || !rel && restricted(toks, x) {
 			return nil
 		}
 		k := x[0]
@@ -1429,6 +1522,16 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 			return nil
 		}
 		s := episode.Signal{Kind: episode.SignalFact, Subject: "user", Object: v, Polarity: 1}
+		out = append(out, s)
+		setPrim(s)
+	case emitFollow:
+		// A way of living the user keeps to: "I strictly follow a Kosher
+		// diet". Following a guide or a person is no fact about them.
+		if x[1]-x[0] > 6 || !followNouns[singular(toks[x[1]-1].w)] {
+			return nil
+		}
+		v := collapseSpace(strings.TrimRight(text[toks[x[0]].start:toks[x[1]-1].end], ".,;:!?"))
+		s := episode.Signal{Kind: episode.SignalFact, Subject: "user", Object: "follows " + v, Polarity: 1}
 		out = append(out, s)
 		setPrim(s)
 	case emitFactAs:
@@ -1723,7 +1826,7 @@ func factTail(fact episode.Signal, prevToks, toks []token) bool {
 	for _, t := range toks {
 		// A preposition most often follows a verb of a clause of its
 		// own ("… and adopt from shelters").
-		if finiteVerbs[t.w] || objPronouns[t.w] || preps[t.w] || t.w == "`" {
+		if finiteVerbs[t.w] || negators[t.w] || modals[t.w] || objPronouns[t.w] || preps[t.w] || t.w == "`" {
 			return false
 		}
 	}
@@ -1801,6 +1904,26 @@ func relativeOpen(toks []token) bool {
 		}
 	}
 	return false
+}
+
+// relativeSubject reports a subject that holds its relative clause.
+func relativeSubject(s string) bool {
+	return strings.Contains(s, " that ") || strings.Contains(s, " who ") || strings.Contains(s, " where ")
+}
+
+// phraseTail reports a short coordinated phrase with no clause of its
+// own: no pronoun, negation or verb of being, nothing after a comma.
+func phraseTail(toks []token) bool {
+	if len(toks) == 0 || len(toks) > 5 {
+		return false
+	}
+	for _, t := range toks {
+		if clauseSubjects[t.w] || objPronouns[t.w] || negators[t.w] || finiteVerbs[t.w] || modals[t.w] ||
+			relativeStops[t.w] || t.w == "`" || t.sep && t != toks[len(toks)-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // examplesOpen reports whether a clause ends in a list of examples ("…
@@ -3080,6 +3203,7 @@ var (
 		"depend":    setOf("on"),
 		"depending": setOf("on"),
 		"keep":      setOf("using", "to", "with"),
+		"use":       setOf("of"),
 		"keeping":   setOf("using", "to", "with"),
 	}
 )
@@ -3157,9 +3281,11 @@ func canon(words []string) string {
 	if len(words) > maxSubjectWords {
 		limit := maxSubjectWords
 		for i := 1; i < len(words); i++ {
-			if (words[i] == "with" || words[i] == "without") && len(words) <= maxQualifiedWords {
-				// "movies with heavy use of special effects": the
-				// qualifier is what is meant, "movies" alone is more.
+			if (words[i] == "with" || words[i] == "without" || i+1 < len(words) && pastTense(words[i]) && preps[words[i+1]]) &&
+				len(words) <= maxQualifiedWords {
+				// "movies with heavy use of special effects", "clothing
+				// made from animal derived fabrics": the qualifier is what
+				// is meant, "movies" alone is more.
 				limit = maxQualifiedWords
 				break
 			}
@@ -3365,7 +3491,9 @@ func userFact(text string, toks []token, x [2]int) (string, bool) {
 		verb = "has"
 	}
 	first := toks[x[0]].w
-	if userDeny[first] || negators[first] || hedges[first] || specific[first] {
+	if userDeny[first] && !(first == "an" && verb == "has") || negators[first] || hedges[first] || specific[first] {
+		// "I'm an idiot" is a mood; "I have an egg allergy" a situation
+		// (haveDeny below keeps out "an idea", "an error").
 		return "", false
 	}
 	for k := x[0]; k < x[1] && k < x[0]+4; k++ {

@@ -131,9 +131,42 @@ func TestSignalPatterns(t *testing.T) {
 		{"fact (balance)", "my bet is 30 coins to horse 4.", []string{}},
 		{"fact (situation)", "I have 2 kids and a dog.", []string{"fact:user>has 2 kids and a dog:+G"}},
 		{"fact (cut off)", "The expected velocity is 42 story points per", []string{}},
-		// A restrictive relative clause: "avoids restaurants" is not what was said.
-		{"avoid (restricted)", "I strictly avoid restaurants that serve gluten.", []string{}},
-		{"avoid (restricted)", "never hire contractors who skip code review", []string{}},
+		// A restrictive relative clause: "avoids restaurants" is not what
+		// was said; the claim keeps the clause, and a short phrase
+		// coordinated at its end.
+		{"avoid (restricted)", "I strictly avoid restaurants that serve gluten.", []string{"avoid:restaurants that serve gluten:-G"}},
+		{"avoid (restricted)", "never hire contractors who skip code review", []string{"avoid:hire contractors who skip code review:-G"}},
+		{"avoid (restricted)", "I refuse to use any beauty products that have been tested on animals.",
+			[]string{"avoid:beauty products that have been tested on animals:-G"}},
+		{"avoid (restricted)", "I do not like games that involve magic or fantasy elements.",
+			[]string{"avoid:games that involve magic or fantasy elements:-G"}},
+		{"avoid (restricted)", "I strictly avoid any activities that involve direct sun exposure due to a genetic skin condition.",
+			[]string{"avoid:activities that involve direct sun exposure:-G"}},
+		{"avoid (restricted)", "I avoid brands that test on animals or use lanolin.", []string{"avoid:brands that test on animals or use lanolin:-G"}},
+		// A relative clause cut off by the coordination says nothing.
+		{"avoid (restricted)", "I strongly dislike movies that are over two and a half hours long.", []string{}},
+		{"avoid (restricted)", "I avoid any activities that could potentially cause head trauma.", []string{}},
+		// Stances said with other verbs, and facts opening with "an".
+		{"avoid (refuse)", "I refuse to eat at chain restaurants.", []string{"avoid:eat at chain restaurant:-G"}},
+		{"avoid (despise)", "I despise country music.", []string{"avoid:country music:-G"}},
+		{"avoid (comfortable)", "I am not comfortable with heights.", []string{"avoid:height:-G"}},
+		{"avoid (comfortable)", "I'm uncomfortable with the use of invisible fences for pets.", []string{"avoid:invisible fence>pet:-G"}},
+		{"avoid (aversion)", "I have an extreme aversion to heights.", []string{"avoid:height:-G"}},
+		{"fact (an)", "I have an extreme fear of the ocean and cannot go near or in the water.",
+			[]string{"fact:user>has an extreme fear of the ocean:+G"}},
+		{"fact (an)", "I have an idea.", []string{}},
+		{"fact (an)", "I'm an idiot.", []string{}},
+		// A way of living the user follows is a fact about them; how they
+		// learn best a preference.
+		{"fact (follow)", "I strictly follow a Kosher diet.", []string{"fact:user>follows a Kosher diet:+G"}},
+		{"fact (follow)", "I follow a strict vegan diet and refuse to consume any animal-derived products, including honey.",
+			[]string{"fact:user>follows a strict vegan diet:+G", "avoid:consume any animal derived product:-G"}},
+		{"fact (follow)", "I follow the style guide.", []string{}},
+		{"preference (learn best)", "I learn best through personalized, one-on-one instruction.",
+			[]string{"preference:personalized one on one instruction:+G"}},
+		// A participle's phrase qualifies the noun as "with" does.
+		{"avoid (qualified)", "I refuse to purchase clothing made from animal-derived fabrics like leather, wool, or silk.",
+			[]string{"avoid:purchase clothing made from animal derived fabric:-G"}},
 		{"avoid (comment)", "I avoid npm, which is slow", []string{"avoid:npm:-G"}},
 		{"avoid (deny)", "There is this documentation I don't completely understand", []string{}},
 		// Material after an instruction's colon is not the user's word.
@@ -166,7 +199,7 @@ func TestSignalPatterns(t *testing.T) {
 		// relative clause it carries on.
 		{"avoid (coordinated clause)", "I dislike shooters and find them too intense.", []string{"avoid:shooter:-G"}},
 		{"avoid (coordinated clause)", "I dislike mainstream brands and only support indie brands.", []string{"avoid:mainstream brand:-G"}},
-		{"avoid (relative goes on)", "I dislike brands that test on animals or use beeswax in their products.", []string{}},
+		{"avoid (relative goes on)", "I dislike brands that test on animals or use beeswax in their products.", []string{"avoid:brands that test on animals:-G"}},
 		// Examples of an item are held by it, and a qualifier after the
 		// last item holds for the ones before it.
 		{"avoid (examples)", "I strongly dislike reptiles, especially snakes and lizards.", []string{"avoid:reptile:-G"}},
