@@ -1262,6 +1262,19 @@ func relativeClause(toks []token, x [2]int) (string, bool) {
 	return strings.TrimRight(strings.Join(ws, " "), ".,;:!?"), true
 }
 
+// reactionVerbs before one of shownDets say what the user thinks of a
+// thing in front of them.
+var (
+	reactionVerbs = setOf("like", "love", "enjoy", "adore", "likes", "loves")
+	shownDets     = setOf("the", "this", "that", "these", "those", "your")
+)
+
+// genericThe are the nouns English names in general with "the".
+var genericThe = setOf("ocean", "sea", "beach", "mountains", "outdoors", "countryside", "city", "snow", "rain",
+	"sun", "wilderness", "desert", "forest", "woods", "water", "cold", "heat", "winter", "summer", "spring",
+	"autumn", "fall", "night", "morning", "evening", "theater", "theatre", "opera", "ballet", "piano",
+	"guitar", "violin", "drums", "terminal", "command", "keyboard")
+
 // followNouns end what a user follows as a way of living.
 var followNouns = setOf("diet", "lifestyle", "regimen", "fast", "religion", "faith")
 
@@ -1318,6 +1331,14 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 			return nil
 		}
 		if anaphoric[toks[x[0]].w] && (p.emit == emitAvoid || p.emit == emitPref && toks[m.start].w == "i") {
+			return nil
+		}
+		if pol > 0 && x[0] > 0 && reactionVerbs[toks[x[0]-1].w] && (shownDets[toks[x[0]].w] ||
+			toks[x[0]].w == "all" && x[0]+1 < x[1] && shownDets[toks[x[0]+1].w]) &&
+			!(x[1]-x[0] == 2 && toks[x[0]].w == "the" && genericThe[toks[x[0]+1].w]) {
+			// "I love the yellow leaves", "I like this approach": a
+			// reaction to what is shown, not a taste ("I love the
+			// ocean" is one).
 			return nil
 		}
 		if toks[m.start].w == "use" && y[1] > y[0] && specific[toks[x[0]].w] {

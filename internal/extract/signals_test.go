@@ -164,6 +164,11 @@ func TestSignalPatterns(t *testing.T) {
 		{"fact (follow)", "I follow the style guide.", []string{}},
 		{"preference (learn best)", "I learn best through personalized, one-on-one instruction.",
 			[]string{"preference:personalized one on one instruction:+G"}},
+		// A reaction to what is shown is no taste.
+		{"preference (reaction)", "Wow, that photo's amazing! I love all the yellow leaves.", []string{}},
+		{"preference (reaction)", "I really like your coconut recommendation.", []string{}},
+		{"preference (reaction)", "I love the ocean.", []string{"preference:ocean:+G"}},
+		{"preference (reaction)", "I love camping trips with my family.", []string{"preference:camping trip:+G"}},
 		// A participle's phrase qualifies the noun as "with" does.
 		{"avoid (qualified)", "I refuse to purchase clothing made from animal-derived fabrics like leather, wool, or silk.",
 			[]string{"avoid:purchase clothing made from animal derived fabric:-G"}},
