@@ -143,7 +143,14 @@ func normTerm(s string) string {
 // A preposition after a participle or a gerund opens no place but its
 // complement ("clothing made from wool", "purchasing from breeders"): the
 // subject keeps it whole rather than end on "made" or "purchasing".
+//
+// A subject with a relative clause ("restaurants that serve gluten",
+// "dining in places that are known for their wine lists") is kept whole:
+// the clause restricts the noun before it, places and all.
 func headTerm(s string) string {
+	if strings.Contains(s, " that ") || strings.Contains(s, " who ") || strings.Contains(s, " where ") {
+		return s
+	}
 	for _, p := range []string{" in ", " inside ", " within ", " across ", " on ", " at ", " from "} {
 		if i := strings.Index(s, p); i > 0 && !participle(lastWord(s[:i])) && !strings.HasSuffix(lastWord(s[:i]), "ing") {
 			s = s[:i]

@@ -14,6 +14,8 @@ func TestHeadTermKeepsAParticiplesComplement(t *testing.T) {
 		"dishes cooked in butter":         "dishes cooked in butter",
 		"go vet before committing":        "go vet before committing",
 		"deploy target fly.io on fridays": "deploy target fly.io",
+		"online learning platforms that rely heavily on pre-recorded video lectures": "online learning platforms that rely heavily on pre-recorded video lectures",
+		"dining in places that are known for their wine lists":                       "dining in places that are known for their wine lists",
 	} {
 		if got := headTerm(in); got != want {
 			t.Errorf("headTerm(%q)=%q, want %q", in, got, want)

@@ -1200,7 +1200,7 @@ var (
 // is that match's primary.
 func emit(m *match, toks []token, text string, please bool, adopt *primary) []episode.Signal {
 	switch patterns[m.p].emit {
-	case emitPref, emitAvoid, emitNoX, emitDont, emitNever:
+	case emitPref, emitAvoid, emitNoX, emitDont, emitNever, emitUse:
 	default:
 		return emitSlot(m, toks, text, please, adopt, false)
 	}
@@ -1719,11 +1719,17 @@ func restricted(toks []token, x [2]int) bool {
 		return false
 	}
 	switch toks[x[1]].w {
-	case "that", "who", "whom", "whose", "where":
+	case "that", "who", "whom", "whose":
 		return true
+	case "where":
+		// "use const where possible" says when, not which.
+		return !(x[1]+1 < len(toks) && whereWhen[toks[x[1]+1].w])
 	}
 	return false
 }
+
+var whereWhen = setOf("possible", "necessary", "needed", "applicable", "appropriate", "feasible", "practical",
+	"relevant", "sensible", "reasonable")
 
 // coordinated extends the last signal of the previous clause to a short
 // coordinated item ("…, black and ruff"; "…, not Y").
@@ -3225,6 +3231,14 @@ var (
 		"depending": setOf("on"),
 		"keep":      setOf("using", "to", "with"),
 		"use":       setOf("of"),
+		"form":      setOf("of"),
+		"forms":     setOf("of"),
+		"kind":      setOf("of"),
+		"kinds":     setOf("of"),
+		"type":      setOf("of"),
+		"types":     setOf("of"),
+		"sort":      setOf("of"),
+		"sorts":     setOf("of"),
 		"keeping":   setOf("using", "to", "with"),
 	}
 )

@@ -143,6 +143,10 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (restricted)", "I strictly avoid any activities that involve direct sun exposure due to a genetic skin condition.",
 			[]string{"avoid:activities that involve direct sun exposure:-G"}},
 		{"avoid (restricted)", "I avoid brands that test on animals or use lanolin.", []string{"avoid:brands that test on animals or use lanolin:-G"}},
+		{"preference (restricted)", "I only use beauty products that are Fair Trade certified.",
+			[]string{"preference:beauty products that are fair trade certified:+G"}},
+		{"preference (where possible)", "always use const where possible", []string{"preference:const:+G"}},
+		{"avoid (kind of)", "I have an aversion to any form of horror or survival horror games.", []string{"avoid:horror or survival horror game:-G"}},
 		// A relative clause cut off by the coordination says nothing.
 		{"avoid (restricted)", "I strongly dislike movies that are over two and a half hours long.", []string{}},
 		{"avoid (restricted)", "I avoid any activities that could potentially cause head trauma.", []string{}},
