@@ -148,16 +148,28 @@ func normTerm(s string) string {
 // "dining in places that are known for their wine lists") is kept whole:
 // the clause restricts the noun before it, places and all.
 func headTerm(s string) string {
-	if strings.Contains(s, " that ") || strings.Contains(s, " who ") || strings.Contains(s, " where ") {
+	if relativeSubject(s) {
 		return s
 	}
 	for _, p := range []string{" in ", " inside ", " within ", " across ", " on ", " at ", " from "} {
-		if i := strings.Index(s, p); i > 0 && !participle(lastWord(s[:i])) && !strings.HasSuffix(lastWord(s[:i]), "ing") {
+		i := strings.Index(s, p)
+		if i <= 0 {
+			continue
+		}
+		if w := lastWord(s[:i]); !participle(w) && !strings.HasSuffix(w, "ing") && !prepVerbs[w] {
 			s = s[:i]
 		}
 	}
 	return s
 }
+
+// prepVerbs take their complement after a preposition: "participate in
+// water activities" is not about participating.
+var prepVerbs = map[string]bool{"participate": true, "engage": true, "dine": true, "eat": true, "stay": true,
+	"live": true, "invest": true, "travel": true, "swim": true, "camp": true, "shop": true, "sleep": true,
+	"sit": true, "believe": true, "specialize": true, "specialise": true, "focus": true, "indulge": true,
+	"partake": true, "volunteer": true, "compete": true, "walk": true, "hike": true, "play": true,
+	"work": true, "train": true, "exercise": true, "ride": true, "drive": true, "fly": true, "vacation": true}
 
 // lastWord is the last space-separated word of s.
 func lastWord(s string) string { return s[strings.LastIndexByte(s, ' ')+1:] }
@@ -210,7 +222,14 @@ func dangling(subj string) bool {
 		"them", "it", "him", "her", "this", "that", "these", "those", "there":
 		return true
 	}
-	return participle(w) && strings.Contains(subj, " ")
+	// A participle ends a subject cut off ("clothing made"), unless it
+	// ends a relative clause ("games that are sports-related").
+	return participle(w) && strings.Contains(subj, " ") && !relativeSubject(subj)
+}
+
+// relativeSubject reports a subject that holds a relative clause.
+func relativeSubject(s string) bool {
+	return strings.Contains(s, " that ") || strings.Contains(s, " who ") || strings.Contains(s, " where ")
 }
 
 // beliefClaim is what a belief claims, in the terms of claimOf; ok is

@@ -14,11 +14,20 @@ func TestHeadTermKeepsAParticiplesComplement(t *testing.T) {
 		"dishes cooked in butter":         "dishes cooked in butter",
 		"go vet before committing":        "go vet before committing",
 		"deploy target fly.io on fridays": "deploy target fly.io",
+		"participate in water activity":   "participate in water activity",
 		"online learning platforms that rely heavily on pre-recorded video lectures": "online learning platforms that rely heavily on pre-recorded video lectures",
 		"dining in places that are known for their wine lists":                       "dining in places that are known for their wine lists",
 	} {
 		if got := headTerm(in); got != want {
 			t.Errorf("headTerm(%q)=%q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRelativeClauseEndingOnParticipleMakesAClaim(t *testing.T) {
+	for _, subj := range []string{"play any games that are sports-related", "beauty products that are not tested"} {
+		if dangling(subj) {
+			t.Errorf("dangling(%q) = true, want false", subj)
 		}
 	}
 }
