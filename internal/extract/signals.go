@@ -161,7 +161,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer|like|try|tend|want to avoid|stay_away_from|steer_clear_of X"},
-	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict|extreme] aversion|dislike|distaste to|for|of|towards X"},
+	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict|extreme|ethical|moral] aversion|dislike|distaste|objection to|for|of|towards X"},
 	{episode.SignalPreference, emitPref, nil, "i A have|have_got [a|an] [strong|clear|definite|real|great|big|huge|personal|general|natural|absolute|strict] preference|liking|fondness for X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A not interested in X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
@@ -807,6 +807,16 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// "watch shows or movies that are more than two hours
 				// long": the relative clause restricts both, and a claim
 				// without it says more than was said (as for one noun).
+				// Both with it are one claim, when the clause is whole.
+				subj := rawPlural(out[lastAt].Subject, before[len(before)-1].w) + " " + cl.conj + " " +
+					strings.ToLower(collapseSpace(strings.TrimRight(joinTokens(st.text, ctoks), ".,;:!?")))
+				if at := relativeAt(ctoks); at > 0 && len(subj) <= maxSubjectBytes {
+					if _, ok := relativeClause(ctoks, [2]int{0, at}); ok && relativeClauseEnds(ctoks, at) {
+						rename(subj, "")
+						last, lastAt = nil, -1
+						continue
+					}
+				}
 				drop()
 				continue
 			}
@@ -1217,17 +1227,23 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 	if len(out) != 1 {
 		return nil
 	}
-	subj := out[0].Subject
-	if raw := toks[m.x[1]-1].w; raw != lastWord(subj) && singular(raw) == lastWord(subj) {
-		subj = subj[:len(subj)-len(lastWord(subj))] + raw // "beauty products that …"
-	}
-	subj += " " + rel
+	subj := rawPlural(out[0].Subject, toks[m.x[1]-1].w) + " " + rel // "beauty products that …"
 	if len(subj) > maxSubjectBytes {
 		return nil
 	}
 	out[0].Subject = subj
 	m.prim.subject = subj
 	return out
+}
+
+// rawPlural gives subject's last word back its plural as written (raw),
+// for a subject a relative clause goes on from: "beauty products that
+// …", not "beauty product that …".
+func rawPlural(subject, raw string) string {
+	if w := lastWord(subject); raw != w && singular(raw) == w {
+		return subject[:len(subject)-len(w)] + raw
+	}
+	return subject
 }
 
 // relativeClause returns the words of the restrictive relative clause
@@ -2034,6 +2050,28 @@ func relativeTail(prev episode.Signal, prevToks, toks []token) bool {
 	return false
 }
 
+// relativeAt returns where the relative clause of toks starts, or -1.
+func relativeAt(toks []token) int {
+	for i := 1; i < len(toks); i++ {
+		switch toks[i].w {
+		case "that", "which", "who":
+			return i
+		}
+	}
+	return -1
+}
+
+// relativeClauseEnds reports whether the relative clause at toks[at]
+// reaches the end of toks: nothing after it that relativeClause would cut.
+func relativeClauseEnds(toks []token, at int) bool {
+	for _, t := range toks[at+1:] {
+		if relativeStops[t.w] {
+			return false
+		}
+	}
+	return len(toks)-at <= maxRelativeWords
+}
+
 // lastWord is the last word of a space-separated phrase.
 func lastWord(s string) string { return s[strings.LastIndexByte(s, ' ')+1:] }
 
@@ -2074,7 +2112,7 @@ var objPronouns = setOf("them", "it", "him", "her", "me", "us", "you")
 var anaphoric = setOf("that", "this", "those", "these", "it", "them", "such")
 
 // stanceNouns name a liking or a dislike ("a strong aversion to X").
-var stanceNouns = setOf("aversion", "dislike", "distaste", "preference", "liking", "fondness")
+var stanceNouns = setOf("aversion", "dislike", "distaste", "objection", "preference", "liking", "fondness")
 
 // dontAdverbs may stand between "don't" and its verb.
 var dontAdverbs = setOf("completely", "fully", "entirely", "quite", "exactly", "necessarily", "particularly", "really")

@@ -150,6 +150,8 @@ func TestSignalPatterns(t *testing.T) {
 		// A relative clause cut off by the coordination says nothing.
 		{"avoid (restricted)", "I strongly dislike movies that are over two and a half hours long.", []string{}},
 		{"avoid (restricted)", "I avoid any activities that could potentially cause head trauma.", []string{}},
+		{"avoid (objection)", "I have an ethical objection to using beauty products that contain animal-derived ingredients like beeswax or lanolin.",
+			[]string{"avoid:beauty products that contain animal-derived ingredients:-G"}},
 		// Stances said with other verbs, and facts opening with "an".
 		{"avoid (refuse)", "I refuse to eat at chain restaurants.", []string{"avoid:eat at chain restaurant:-G"}},
 		{"avoid (despise)", "I despise country music.", []string{"avoid:country music:-G"}},
@@ -241,8 +243,10 @@ func TestSignalPatterns(t *testing.T) {
 		// "no longer" of what the code or the assistant does is no switch.
 		{"switch (described)", "You didn't notice? You are no longer hiding the widget, you are just setting the size.", []string{}},
 		{"switch (described)", "it's no longer using the cache", []string{}},
-		// A relative clause after the last item restricts the ones before.
-		{"avoid (shared relative clause)", "I prefer not to watch shows or movies that are more than two hours long.", []string{}},
+		// A relative clause after the last item restricts the ones before,
+		// and the claim keeps it.
+		{"avoid (shared relative clause)", "I prefer not to watch shows or movies that are more than two hours long.",
+			[]string{"avoid:watch shows or movies that are more than two hours long:-G"}},
 		// A hyphenated word opening with a preposition stays whole.
 		{"preference (prep compound)", "I prefer traditional, in-person classroom settings.",
 			[]string{"preference:traditional in-person classroom setting:+G"}},
