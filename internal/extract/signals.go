@@ -82,30 +82,31 @@ type token struct {
 type emitKind int
 
 const (
-	emitPref       emitKind = iota // preference X (purpose "for Y" → Object)
-	emitPrefOver                   // preference X, avoid Y ("X over Y", "X rather than Y")
-	emitAvoid                      // avoid X
-	emitNoX                        // avoid X for "no X": needs "please" in the clause or "no more"
-	emitDont                       // "don't VERB X": depends on the verb
-	emitNever                      // "never X": like emitDont, and not before a past tense
-	emitSwitch                     // switch X→Y, preference Y
-	emitSwitchTo                   // switch →Y (X unknown), preference Y
-	emitSwitchAway                 // switch away from X ("stop using X")
-	emitSwitchIns                  // switch X→Y for "use Y instead of X": Y is the first slot
-	emitInstead                    // preference X, avoid Y ("use X instead of Y": a choice, not a change)
-	emitInsteadRev                 // preference Y, avoid X ("instead of X, use Y")
-	emitDecision                   // decision X (polarity from "not")
-	emitDecisionNo                 // decision against X ("let's not X")
-	emitFact                       // fact X = Y
-	emitFactAs                     // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
-	emitUser                       // fact about the user: "I'm X", "I have X"
-	emitFollow                     // fact about the user: "I follow a vegan diet"
-	emitOnly                       // preference X for "X only" closing a clause
-	emitPlease                     // preference X for a bare "X please"
-	emitBe                         // preference X for "be X" ("be concise")
-	emitUse                        // preference X for a plain "use X": not a specific thing ("use the helper")
-	emitKeepAdj                    // preference "ADJ N" for "keep N ADJ"
-	emitFactPath                   // fact X = Y when Y is a path or URL
+	emitPref        emitKind = iota // preference X (purpose "for Y" → Object)
+	emitPrefOver                    // preference X, avoid Y ("X over Y", "X rather than Y")
+	emitAvoid                       // avoid X
+	emitNoX                         // avoid X for "no X": needs "please" in the clause or "no more"
+	emitDont                        // "don't VERB X": depends on the verb
+	emitNever                       // "never X": like emitDont, and not before a past tense
+	emitSwitch                      // switch X→Y, preference Y
+	emitSwitchTo                    // switch →Y (X unknown), preference Y
+	emitSwitchAway                  // switch away from X ("stop using X")
+	emitSwitchIns                   // switch X→Y for "use Y instead of X": Y is the first slot
+	emitInstead                     // preference X, avoid Y ("use X instead of Y": a choice, not a change)
+	emitInsteadRev                  // preference Y, avoid X ("instead of X, use Y")
+	emitInsteadBare                 // preference X, avoid Y for a bare "X instead of Y", "X, not Y"
+	emitDecision                    // decision X (polarity from "not")
+	emitDecisionNo                  // decision against X ("let's not X")
+	emitFact                        // fact X = Y
+	emitFactAs                      // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
+	emitUser                        // fact about the user: "I'm X", "I have X"
+	emitFollow                      // fact about the user: "I follow a vegan diet"
+	emitOnly                        // preference X for "X only" closing a clause
+	emitPlease                      // preference X for a bare "X please"
+	emitBe                          // preference X for "be X" ("be concise")
+	emitUse                         // preference X for a plain "use X": not a specific thing ("use the helper")
+	emitKeepAdj                     // preference "ADJ N" for "keep N ADJ"
+	emitFactPath                    // fact X = Y when Y is a path or URL
 )
 
 // pelem is one element of a pattern.
@@ -159,6 +160,7 @@ var patternDefs = []struct {
 	// Preferences.
 	{episode.SignalPreference, emitInstead, nil, "use|uses|using|prefer|prefers|choose|pick|try X instead_of|rather_than Y"},
 	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
+	{episode.SignalPreference, emitInsteadBare, prevStart, "X instead_of|rather_than|not Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer|like|try|tend|want to avoid|stay_away_from|steer_clear_of X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict|extreme|ethical|moral] aversion|dislike|distaste|objection to|for|of|towards X"},
@@ -731,11 +733,13 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			last, lastAt = nil, -1
 			continue
 		}
-		got, ps, request, only := clauseSignals(ctoks, st.text, please, assistant)
-		if only && cl.conj != "" {
+		got, ps, kinds := clauseSignals(ctoks, st.text, please, assistant)
+		request := kinds == 1<<emitPlease
+		if kinds == 1<<emitOnly && cl.conj != "" || kinds == 1<<emitInsteadBare && ci > 0 {
 			// "Python 3.7 with tkinter and internal modules only": the
 			// "only" holds for all that is coordinated, not for its last
-			// item.
+			// item; "… margarine or coconut oil instead of butter": a
+			// bare choice is the sentence's own, not a clause's.
 			got, ps, request = nil, nil, false
 		}
 		subject = subject && len(got) == 0 // "use pnpm here, never npm" is no subject
@@ -1033,7 +1037,7 @@ func kindBit(kind string) uint8 {
 // is dropped in favour of the inner one ("always avoid X" is avoid X); a
 // decision adopts it ("we decided to stop using X" is a decision against
 // X).
-func clauseSignals(toks []token, text string, please, assistant bool) (sigs []episode.Signal, prims []primary, request, only bool) {
+func clauseSignals(toks []token, text string, please, assistant bool) (sigs []episode.Signal, prims []primary, kinds uint64) {
 	// Words are visited from the last to the first, so that the matches
 	// inside a slot are settled before the match around them.
 	var ms []match
@@ -1085,12 +1089,10 @@ func clauseSignals(toks []token, text string, please, assistant bool) (sigs []ep
 		}
 	}
 	if len(ms) == 0 {
-		return nil, nil, false, false
+		return nil, nil, 0
 	}
-	request, only = true, true
 	for i := range ms {
-		request = request && patterns[ms[i].p].emit == emitPlease
-		only = only && patterns[ms[i].p].emit == emitOnly
+		kinds |= 1 << patterns[ms[i].p].emit
 	}
 	slices.SortFunc(ms, func(a, b match) int {
 		if a.start != b.start {
@@ -1108,7 +1110,7 @@ func clauseSignals(toks []token, text string, please, assistant bool) (sigs []ep
 		sigs = append(sigs, ms[i].sigs...)
 		prims = append(prims, ms[i].prim)
 	}
-	return sigs, prims, request, only
+	return sigs, prims, kinds
 }
 
 // adverbs may stand between "I" and a verb ("I really prefer").
@@ -1252,6 +1254,9 @@ func rawPlural(subject, raw string) string {
 // ethical concerns", "… like beeswax"). It fails when the clause is a
 // single word or longer than maxRelativeWords.
 func relativeClause(toks []token, x [2]int) (string, bool) {
+	if x[1]-x[0] >= 2 && toks[x[1]-2].w == "to" {
+		return "", false // "to learn that": an object, no relative clause
+	}
 	e := x[1] + 1
 	for e < len(toks) && !toks[e-1].sep && !relativeStops[toks[e].w] {
 		e++
@@ -1270,7 +1275,7 @@ func relativeClause(toks []token, x [2]int) (string, bool) {
 		ws = ws[:len(ws)-1]
 	}
 	if l := ws[len(ws)-1]; looksLikeValue(l) || numberWords[l] || modals[l] || finiteVerbs[l] || adverbs[l] ||
-		modals[ws[len(ws)-2]] || hedges[ws[len(ws)-2]] || hedges[l] || clauseSubjects[l] {
+		modals[ws[len(ws)-2]] || hedges[ws[len(ws)-2]] || hedges[l] || clauseSubjects[l] || l == "too" || l == "either" {
 		// "movies that are over two [and a half hours long]", "that
 		// could potentially [cause …]": cut off, it says nothing.
 		return "", false
@@ -1481,6 +1486,22 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 			out = append(out, s)
 			setPrim(s)
 		}
+	case emitInsteadBare:
+		// "pnpm instead of npm", "rebase rather than merge", "tabs, not
+		// spaces": the whole clause is the choice, in a few words, of
+		// no particular thing ("fix the bug instead of …" is a task).
+		if x[1]-x[0] > 3 || y[1]-y[0] > 4 || !onlyScopeAfter(toks, y[1]) ||
+			toks[x[1]].w == "not" && !toks[x[1]-1].sep {
+			return nil
+		}
+		for _, r := range [][2]int{x, y} {
+			for k := r[0]; k < r[1]; k++ {
+				if w := toks[k].w; specific[w] || finiteVerbs[w] || negators[w] || clauseSubjects[w] || w == "`" {
+					return nil
+				}
+			}
+		}
+		fallthrough
 	case emitInstead, emitInsteadRev:
 		want, not := x, y
 		if p.emit == emitInsteadRev {
@@ -1488,7 +1509,7 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		}
 		ws, wo := normSlot(span(want), true)
 		ns, _ := normSlot(span(not), false)
-		if ws == "" || ns == "" || ws == ns || placeWord(ws) {
+		if ws == "" || ns == "" || ws == ns || placeWord(ws) && p.emit != emitInsteadBare {
 			return nil
 		}
 		out = append(out,

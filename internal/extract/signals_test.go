@@ -170,6 +170,14 @@ func TestSignalPatterns(t *testing.T) {
 		{"fact (follow)", "I follow the style guide.", []string{}},
 		{"preference (learn best)", "I learn best through personalized, one-on-one instruction.",
 			[]string{"preference:personalized one on one instruction:+G"}},
+		// A bare choice is the sentence's own, in a few words, of no
+		// particular thing.
+		{"preference (bare instead)", "please rebase instead of merging", []string{"preference:rebase:+G", "avoid:merging:-G"}},
+		{"preference (bare instead)", "pnpm instead of npm", []string{"preference:pnpm:+G", "avoid:npm:-G"}},
+		{"preference (bare instead)", "tabs, not spaces", []string{"preference:tab:+G", "avoid:space:-G"}},
+		{"preference (bare instead)", "fix the bug instead of adding a workaround", []string{}},
+		{"preference (bare instead)", "You can use margarine or coconut oil instead of butter.", []string{}},
+		{"preference (to VERB that)", "I want my kids to learn that too.", []string{}},
 		// A reaction to what is shown is no taste.
 		{"preference (reaction)", "Wow, that photo's amazing! I love all the yellow leaves.", []string{}},
 		{"preference (reaction)", "I really like your coconut recommendation.", []string{}},
