@@ -801,7 +801,10 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// "any clothing or accessories made from animal
 				// products": the qualifier is the last item's and the
 				// previous one's, so they are one item.
-				if tail := normSubject(joinTokens(st.text, ctoks)); strings.Contains(tail, " ") {
+				if tail := normSubject(joinTokens(st.text, ctoks)); pointsBack(ctoks) {
+					drop()
+					continue
+				} else if strings.Contains(tail, " ") {
 					rename(out[lastAt].Subject+" "+cl.conj+" "+tail, "")
 				}
 				last, lastAt = nil, -1
@@ -1970,6 +1973,11 @@ func relativeOpen(toks []token) bool {
 	return false
 }
 
+// pointsBack reports a phrase holding a pronoun ("venues featuring it").
+func pointsBack(toks []token) bool {
+	return slices.ContainsFunc(toks, func(t token) bool { return objPronouns[t.w] })
+}
+
 // relativeSubject reports a subject that holds its relative clause.
 func relativeSubject(s string) bool {
 	return strings.Contains(s, " that ") || strings.Contains(s, " who ") || strings.Contains(s, " where ")
@@ -2045,6 +2053,12 @@ func qualifiedTail(prev episode.Signal, prevToks, toks []token) bool {
 		if i > 0 && postModifiers[t.w] {
 			qualified = true // "made" here is a participle, no finite verb
 			continue
+		}
+		if objPronouns[t.w] && qualified {
+			// "any events or venues featuring it": the qualifier holds
+			// for both and points back; the items alone claim more than
+			// was said, and with it say nothing.
+			return true
 		}
 		if finiteVerbs[t.w] || objPronouns[t.w] {
 			return false

@@ -170,6 +170,10 @@ func TestSignalPatterns(t *testing.T) {
 		{"fact (follow)", "I follow the style guide.", []string{}},
 		{"preference (learn best)", "I learn best through personalized, one-on-one instruction.",
 			[]string{"preference:personalized one on one instruction:+G"}},
+		// A qualifier shared by coordinated items that points back: the
+		// items alone claim more than was said.
+		{"avoid (qualifier points back)", "I cannot stand country music and avoid any events or venues featuring it.",
+			[]string{"avoid:country music:-G"}},
 		// A bare choice is the sentence's own, in a few words, of no
 		// particular thing.
 		{"preference (bare instead)", "please rebase instead of merging", []string{"preference:rebase:+G", "avoid:merging:-G"}},
