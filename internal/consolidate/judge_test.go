@@ -74,3 +74,21 @@ func TestSpeakerWordsMakeNoClaim(t *testing.T) {
 		t.Errorf("claimOf(tabs for indentation in my own code)=%+v, %v", c, ok)
 	}
 }
+
+func TestStatementKeepsTheUsersWords(t *testing.T) {
+	for _, c := range []struct{ text, subject, want string }{
+		{"I have a strong aversion to movies with excessive CGI.", "movie with excessive cgi", "movies with excessive CGI"},
+		{"I strongly dislike fantasy-themed tabletop games because I'm not interested.", "fantasy themed tabletop game", "fantasy-themed tabletop games"},
+		{"I do not like wearing the color black.", "wearing color black", "wearing the color black"},
+		{"Movies with CGI are bad", "movie with cgi", "movies with CGI"},
+		{"I prefer React Query and Zustand", "react query and zustand", "React Query and Zustand"},
+		{"I prefer table-driven tests", "table-driven test", "table-driven tests"},
+		// Not words alone, or not in the text: the subject, or its plural.
+		{"Always run `go test -race ./...` before you tell me something works.", "go test -race ./...", "go test -race ./..."},
+		{"I avoid dry textbooks. Factual ones too.", "dry factual textbook", "dry factual textbook"},
+	} {
+		if got := asWritten(c.text, c.subject); got != c.want {
+			t.Errorf("asWritten(%q, %q) = %q, want %q", c.text, c.subject, got, c.want)
+		}
+	}
+}

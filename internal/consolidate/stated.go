@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
@@ -42,9 +44,9 @@ import (
 type statedClaim struct {
 	c      claim
 	global bool
-	// display is the subject as the user wrote it when that was its
-	// plural ("table-driven tests"): the statement reads as they said it,
-	// while the claim stays normalised for matching.
+	// display is the subject in the user's own words, plurals, case and
+	// hyphens ("movies with excessive CGI"): the statement reads as they
+	// said it, while the claim stays normalised for matching.
 	display string
 }
 
@@ -69,12 +71,86 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 		if !ok {
 			continue
 		}
-		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: plural(s.Text, c.subject)}
+		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: asWritten(s.Text, c.subject)}
 		if !slices.ContainsFunc(claims, func(o statedClaim) bool { return o.c == sc.c && o.global == sc.global }) {
 			claims = append(claims, sc)
 		}
 	}
 	return claims, switches, corrects
+}
+
+// asWritten returns the words of text that subject was made from, as the
+// user wrote them: plurals, case and hyphens ("movies with excessive CGI"
+// for "movie with excessive cgi", "fantasy-themed tabletop games" for
+// "fantasy themed tabletop game"), an article inside kept. When text holds
+// no such run of words, it falls back to plural.
+func asWritten(text, subject string) string {
+	want := strings.FieldsFunc(subject, notWordRune)
+	if len(want) == 0 || strings.ContainsFunc(subject, func(r rune) bool { return notWordRune(r) && r != ' ' && r != '-' }) {
+		return plural(text, subject) // "go test -race ./...": not words alone
+	}
+	type tok struct {
+		w          string
+		start, end int
+	}
+	var toks []tok
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if notWordRune(r) {
+			i += n
+			continue
+		}
+		j := i
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if notWordRune(r) {
+				break
+			}
+			j += n
+		}
+		toks = append(toks, tok{strings.ToLower(text[i:j]), i, j})
+		i = j
+	}
+	for i := range toks {
+		k, j := i, 0
+		for k < len(toks) && j < len(want) {
+			switch {
+			case sameWord(toks[k].w, want[j]):
+				j++
+			case j == 0 || toks[k].w != "a" && toks[k].w != "an" && toks[k].w != "the":
+				k = len(toks) // no match from i
+				continue
+			}
+			k++
+		}
+		if j < len(want) {
+			continue
+		}
+		span := text[toks[i].start:toks[k-1].end]
+		if strings.ContainsAny(span, ".!?;:\n") || len(span) > 2*len(subject)+20 {
+			continue
+		}
+		if r, n := utf8.DecodeRuneInString(span); unicode.IsUpper(r) && strings.TrimSpace(text[:toks[i].start]) == "" &&
+			!(n < len(span) && unicode.IsUpper(rune(span[n]))) {
+			span = string(unicode.ToLower(r)) + span[n:] // the sentence's capital, not the word's
+		}
+		return span
+	}
+	return plural(text, subject)
+}
+
+// notWordRune separates words for asWritten: anything but letters, digits
+// and apostrophes.
+func notWordRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
+}
+
+// sameWord reports whether a word as written is the subject's word, or
+// its plural ("movies" for "movie", "dishes" for "dish", "activities" for
+// "activity").
+func sameWord(written, w string) bool {
+	return written == w || written == w+"s" || written == w+"es" ||
+		strings.HasSuffix(w, "y") && written == strings.TrimSuffix(w, "y")+"ies"
 }
 
 // plural returns subject's plural when text holds it ("table-driven
