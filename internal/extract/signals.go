@@ -180,6 +180,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPref, nil, "i A go_with|reach_for|tend_to_use|tend_to_go_with|stick_with|stick_to X"},
 	{episode.SignalPreference, emitPref, nil, "i A learn|work|study|focus|do best|better through|with|by|in|using X"},
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
+	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [more|super|so|totally|pretty] into X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
 	{episode.SignalPreference, emitPref, nil, "we're|we_are [a|an] X shop|house|team"},
@@ -1289,7 +1290,7 @@ func relativeClause(toks []token, x [2]int) (string, bool) {
 // reactionVerbs before one of shownDets say what the user thinks of a
 // thing in front of them.
 var (
-	reactionVerbs = setOf("like", "love", "enjoy", "adore", "likes", "loves")
+	reactionVerbs = setOf("like", "love", "enjoy", "adore", "likes", "loves", "into")
 	shownDets     = setOf("the", "this", "that", "these", "those", "your")
 )
 
@@ -1298,6 +1299,26 @@ var genericThe = setOf("ocean", "sea", "beach", "mountains", "outdoors", "countr
 	"sun", "wilderness", "desert", "forest", "woods", "water", "cold", "heat", "winter", "summer", "spring",
 	"autumn", "fall", "night", "morning", "evening", "theater", "theatre", "opera", "ballet", "piano",
 	"guitar", "violin", "drums", "terminal", "command", "keyboard")
+
+// thirdPerson reports a verb in the third person singular ("gets",
+// "fails"), not the plain form an imperative or the user's own habit takes.
+func thirdPerson(w string) bool {
+	if len(w) < 4 || !strings.HasSuffix(w, "s") || !plainWord(w) {
+		return false
+	}
+	for _, e := range []string{"ss", "us", "is", "ys", "as", "os"} {
+		if strings.HasSuffix(w, e) {
+			return false
+		}
+	}
+	return thirdPersonVerbs[w] || strings.HasSuffix(w, "es") && thirdPersonVerbs[strings.TrimSuffix(w, "es")+"e"] ||
+		thirdPersonVerbs[strings.TrimSuffix(w, "s")]
+}
+
+// thirdPersonVerbs are verbs whose -s form is only a verb: "never gets old".
+var thirdPersonVerbs = setOf("get", "gets", "go", "goes", "fail", "work", "happen", "seem", "look", "come",
+	"take", "make", "give", "stop", "end", "change", "matter", "help", "hurt", "last", "run", "break",
+	"cease", "fade", "disappoint", "lie", "sleep", "rest", "quit", "tire", "leave", "let", "say", "tell")
 
 // followNouns end what a user follows as a way of living.
 var followNouns = setOf("diet", "lifestyle", "regimen", "fast", "religion", "faith")
@@ -1432,6 +1453,9 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		verb := toks[k].w
 		if p.emit == emitNever && (pastTense(verb) || verb == "mind" || verb == "again" || verb == "once") {
 			return nil
+		}
+		if thirdPerson(verb) {
+			return nil // "it never gets old": what something does
 		}
 		switch {
 		case verb == "be" && k+1 < x[1] && x[1]-k <= 3 && !beDeny[toks[k+1].w] && !specific[toks[k+1].w]:
@@ -2180,6 +2204,7 @@ var (
 		"remember", "believe", "recall", "seem", "feel", "bother", "hesitate", "be", "expect", "mean",
 		"agree", "recognize", "recognise", "find", "hear", "matter", "apologize", "apologise", "guess",
 		"suppose", "fret", "panic", "wait", "stop", "go", "let", "ask", "say", "tell", "wanna", "gotta",
+		"give", "quit", "lose", "underestimate", "doubt", "settle",
 		"really", "quite", "actually", "necessarily", "always", "usually", "even", "just", "forget's",
 		"happen", "exist", "work", "seem", "look", "sound", "notice", "trust", "get", "bother", "blame")
 	likeVerbs  = setOf("like", "love", "enjoy", "prefer", "want", "fancy", "appreciate")
@@ -3679,7 +3704,12 @@ var (
 		"curious", "unable", "able", "aware", "pretty", "really", "very", "kind", "kinda", "too",
 		"now", "currently", "already", "almost", "off", "out", "up", "down", "over", "at", "into", "all",
 		"busy", "tired", "late", "away", "fairly", "quite", "totally", "good", "great", "lost", "fed",
-		"certain", "worried", "concerned", "interested", "excited", "afk", "sick", "no", "an", "not")
+		"certain", "worried", "concerned", "interested", "excited", "afk", "sick", "no", "an", "not",
+		// Moods and intensifiers before them: how the user feels now.
+		"super", "always", "definitely", "finally", "completely", "even", "more", "mostly", "proud",
+		"grateful", "thankful", "thrilled", "nervous", "lucky", "motivated", "content", "stoked", "eager",
+		"honored", "honoured", "blessed", "inspired", "determined", "relieved", "frustrated", "annoyed",
+		"upset", "disappointed", "impressed", "amazed", "delighted", "overwhelmed", "anxious", "hopeful")
 	haveDeny = setOf("question", "idea", "problem", "issue", "error", "bug", "concern", "suggestion",
 		"request", "doubt", "feeling", "meeting", "call", "change", "pr", "branch", "file", "test",
 		"minute", "time", "look", "go", "try", "thought", "update", "fix", "patch", "commit", "plan",

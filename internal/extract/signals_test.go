@@ -182,6 +182,17 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (bare instead)", "fix the bug instead of adding a workaround", []string{}},
 		{"preference (bare instead)", "You can use margarine or coconut oil instead of butter.", []string{}},
 		{"preference (to VERB that)", "I want my kids to learn that too.", []string{}},
+		// A mood is how the user feels now; encouragement and what a thing
+		// does are no habits of theirs.
+		{"fact (mood)", "I'm super proud of what I accomplished.", []string{}},
+		{"fact (mood)", "I'm always here for you!", []string{}},
+		{"fact (mood)", "I'm definitely going to check it out.", []string{}},
+		{"avoid (encouragement)", "Keep going and never give up!", []string{}},
+		{"avoid (encouragement)", "Don't quit, remember, failures lead you closer to success.", []string{}},
+		{"avoid (third person)", "It's my favorite and never gets old.", []string{}},
+		{"avoid (plain form)", "never use var", []string{"avoid:var:-G"}},
+		{"preference (into)", "I'm mostly into classical music.", []string{"preference:classical music:+G"}},
+		{"preference (into)", "I'm into the second chapter now.", []string{}},
 		// A reaction to what is shown is no taste.
 		{"preference (reaction)", "Wow, that photo's amazing! I love all the yellow leaves.", []string{}},
 		{"preference (reaction)", "I really like your coconut recommendation.", []string{}},
