@@ -3402,13 +3402,13 @@ func canon(words []string) string {
 		joined = append(joined, w)
 	}
 	words = joined
-	// At most maxSubjectWords: the core noun phrase, without examples.
-	if len(words) > maxSubjectWords {
-		for i := 1; i < len(words); i++ {
-			if exampleWords[words[i]] {
-				words = words[:i]
-				break
-			}
+	// At most maxSubjectWords: the core noun phrase, without examples
+	// ("animal-based fabrics like leather": the quote keeps them, and the
+	// item alone says less than was said).
+	for i := 1; i < len(words); i++ {
+		if exampleWords[words[i]] && (len(words) > maxSubjectWords || i >= 2 && words[i] != "say") {
+			words = words[:i]
+			break
 		}
 	}
 	if len(words) > maxSubjectWords {

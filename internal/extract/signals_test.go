@@ -182,6 +182,9 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (bare instead)", "fix the bug instead of adding a workaround", []string{}},
 		{"preference (bare instead)", "You can use margarine or coconut oil instead of butter.", []string{}},
 		{"preference (to VERB that)", "I want my kids to learn that too.", []string{}},
+		// Examples after a noun phrase stay in the quote, not the item.
+		{"avoid (examples)", "I strongly dislike wearing animal-based fabrics like leather or wool.", []string{"avoid:wearing animal-based fabric:-G"}},
+		{"preference (examples)", "I prefer alternatives like faux leather or fabric.", []string{"preference:alternatives like faux leather:+G"}},
 		// A mood is how the user feels now; encouragement and what a thing
 		// does are no habits of theirs.
 		{"fact (mood)", "I'm super proud of what I accomplished.", []string{}},
