@@ -1220,6 +1220,9 @@ func emit(m *match, toks []token, text string, please bool, adopt *primary) []ep
 	default:
 		return emitSlot(m, toks, text, please, adopt, false)
 	}
+	if e := asQualifier(toks, m.x); e > 0 {
+		m.x[1] = e // "fish as pets": not fish as food
+	}
 	if !restricted(toks, m.x) {
 		return emitSlot(m, toks, text, please, adopt, false)
 	}
@@ -1250,6 +1253,34 @@ func rawPlural(subject, raw string) string {
 		return subject[:len(subject)-len(w)] + raw
 	}
 	return subject
+}
+
+// asQualifier returns where an "as" phrase after slot x ends when it says
+// in which role the slot's thing is meant ("fish as pets", "cycling as a
+// form of exercise"), or 0: not when "as" opens a reason or a comparison
+// ("as I'm vegan", "as well", "as much as").
+func asQualifier(toks []token, x [2]int) int {
+	a := x[1]
+	if a <= x[0] || a+1 >= len(toks) || toks[a].w != "as" || toks[a-1].sep {
+		return 0
+	}
+	switch toks[a+1].w {
+	case "well", "much", "many", "long", "soon", "far", "if", "though", "such", "possible", "usual", "needed",
+		"necessary", "often", "little", "few", "good", "best":
+		return 0
+	}
+	e := a + 1
+	for e < len(toks) && !toks[e-1].sep && !slotStops[toks[e].w] {
+		w := toks[e].w
+		if clauseSubjects[w] || objPronouns[w] || finiteVerbs[w] || modals[w] || negators[w] || w == "`" {
+			return 0
+		}
+		e++
+	}
+	if e-a > 5 {
+		return 0
+	}
+	return e
 }
 
 // relativeClause returns the words of the restrictive relative clause
@@ -3378,8 +3409,8 @@ func canon(words []string) string {
 				break
 			}
 		}
-		if !leadStrip[w] || len(words) == 1 && !junkSubjects[w] && !lightOnly[w] {
-			break
+		if !leadStrip[w] || len(words) == 1 && !junkSubjects[w] && !lightOnly[w] || len(words) > 1 && words[1] == "as" {
+			break // "running as a form of exercise" is about running
 		}
 		words = words[1:]
 	}

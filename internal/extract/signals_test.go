@@ -182,6 +182,11 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (bare instead)", "fix the bug instead of adding a workaround", []string{}},
 		{"preference (bare instead)", "You can use margarine or coconut oil instead of butter.", []string{}},
 		{"preference (to VERB that)", "I want my kids to learn that too.", []string{}},
+		// "as" saying in which role a thing is meant belongs to it.
+		{"avoid (as)", "I'm not a fan of fish as pets.", []string{"avoid:fish as pet:-G"}},
+		{"avoid (as)", "I despise running as a form of exercise.", []string{"avoid:running as form of exercise:-G"}},
+		{"avoid (as reason)", "I avoid dairy as I'm lactose intolerant.", []string{"avoid:dairy:-G"}},
+		{"preference (as well)", "I like pytest as well.", []string{"preference:pytest:+G"}},
 		// Examples after a noun phrase stay in the quote, not the item.
 		{"avoid (examples)", "I strongly dislike wearing animal-based fabrics like leather or wool.", []string{"avoid:wearing animal-based fabric:-G"}},
 		{"preference (examples)", "I prefer alternatives like faux leather or fabric.", []string{"preference:alternatives like faux leather:+G"}},
