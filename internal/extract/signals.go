@@ -706,6 +706,19 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			last, lastAt = nil, -1
 			continue
 		}
+		if cl.conj == "" && cl.coord && lastAt >= 0 && relativeSubject(out[lastAt].Subject) && len(before) > 0 &&
+			before[len(before)-1].sep && lastWord(out[lastAt].Subject) == before[len(before)-1].w &&
+			adjectiveLike(before[len(before)-1].w) && phraseTail(cl.toks) {
+			// "activities that involve monotonous, repetitive movements":
+			// the comma lists modifiers inside the relative clause.
+			tail := strings.ToLower(collapseSpace(strings.TrimRight(joinTokens(st.text, cl.toks), ".,;:!?")))
+			if subj := out[lastAt].Subject + " " + tail; len(subj) <= maxRelativeSubjectBytes {
+				rename(subj, "")
+				continue
+			}
+			drop() // cut off on a modifier, it says less than was said
+			continue
+		}
 		if cl.conj != "" && relativeOpen(before) {
 			// "brands that test on animals or use lanolin": the
 			// coordinated verb carries on the relative clause, and so
@@ -791,6 +804,16 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				out = append(out, s) // keeps last's Global
 				last, lastAt = &s, len(out)-1
 				continue
+			}
+			if k := slices.IndexFunc(ctoks, func(t token) bool { return placePreps[t.w] }); lastAt >= 0 && cl.conj != "" && k > 1 &&
+				!slices.ContainsFunc(ctoks[:k], func(t token) bool { return slotStops[t.w] || finiteVerbs[t.w] || t.sep }) {
+				// "commercial flea and tick treatments on my pets": the
+				// place is where, and the head is shared all the same.
+				if s, ok := coordinated(*last, ctoks[:k], st.text); ok && sharedHead(out[lastAt], s, cl.conj, before, ctoks[:k]) {
+					rename(out[lastAt].Subject+" "+cl.conj+" "+s.Subject, s.Object)
+					last, lastAt = nil, -1
+					continue
+				}
 			}
 			if lastAt >= 0 && modifierFragment(out[lastAt], cl.conj, before, ctoks) {
 				// "a preference for logical and analytical approaches
@@ -1357,8 +1380,12 @@ var followNouns = setOf("diet", "lifestyle", "regimen", "fast", "religion", "fai
 var numberWords = setOf("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
 	"eleven", "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "half", "few")
 
-// maxRelativeWords bounds a relative clause kept in a subject.
-const maxRelativeWords = 9
+// maxRelativeWords bounds a relative clause kept in a subject, and
+// maxRelativeSubjectBytes a subject whose relative clause lists modifiers.
+const (
+	maxRelativeWords        = 9
+	maxRelativeSubjectBytes = 120
+)
 
 var relativeStops = setOf("due", "because", "since", "as", "so", "including", "like", "such", "especially",
 	"unless", "if", "when", "whenever", "while", "but", "except", "although", "though", "even", "e.g", "(")
@@ -2023,6 +2050,22 @@ func relativeOpen(toks []token) bool {
 			if i+1 < len(toks) && clauseSubjects[toks[i+1].w] {
 				return true // "as it is …", "because they …"
 			}
+		}
+	}
+	return false
+}
+
+// placePreps open where, for whom or over what, not what qualifies a noun
+// ("with", "from" do).
+var placePreps = setOf("in", "on", "at", "inside", "within", "across", "for", "during", "around", "over")
+
+// adjectiveLike reports a word with an adjective's ending ("monotonous",
+// "abstract" not): before a comma inside a noun phrase, more modifiers of
+// the same noun follow.
+func adjectiveLike(w string) bool {
+	for _, e := range []string{"ous", "ive", "al", "ful", "ic", "able", "ible", "less", "ish", "ent", "ant"} {
+		if len(w) > len(e)+2 && strings.HasSuffix(w, e) {
+			return true
 		}
 	}
 	return false

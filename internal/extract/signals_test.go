@@ -182,6 +182,14 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (bare instead)", "fix the bug instead of adding a workaround", []string{}},
 		{"preference (bare instead)", "You can use margarine or coconut oil instead of butter.", []string{}},
 		{"preference (to VERB that)", "I want my kids to learn that too.", []string{}},
+		// A shared head after a place or "over", and modifiers listed with
+		// a comma inside a relative clause.
+		{"avoid (shared head, place)", "I do not like using commercial flea and tick treatments on my pets.",
+			[]string{"avoid:commercial flea and tick treatment:-G"}},
+		{"preference (shared head, over)", "I strongly prefer electric or hybrid vehicles over traditional gasoline-powered ones.",
+			[]string{"preference:electric or hybrid vehicle:+G"}},
+		{"avoid (relative modifiers)", "I refuse to join any activities that involve monotonous, repetitive movements.",
+			[]string{"avoid:join any activities that involve monotonous repetitive movements:-G"}},
 		// "as" saying in which role a thing is meant belongs to it.
 		{"avoid (as)", "I'm not a fan of fish as pets.", []string{"avoid:fish as pet:-G"}},
 		{"avoid (as)", "I despise running as a form of exercise.", []string{"avoid:running as form of exercise:-G"}},
