@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
+	"github.com/engram-memory/engram/internal/capture"
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/logx"
@@ -69,14 +71,31 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "print nothing on success")
 	withBackfill := fs.Bool("backfill", false, "first capture every existing transcript (the installer's first cycle)")
 	force := fs.Bool("consolidate", false, "consolidate beliefs now, whatever the episode and time triggers say")
+	settle := fs.Duration("settle", 0, "first wait up to this long for the transcripts of sessions active in the last minute to be written (the Stop hook's background run)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *withBackfill && *force {
 		return usagef("--backfill and --consolidate cannot be combined (a backfill consolidates when its triggers say so)")
 	}
-	return locked(ctx, e, false, func(s *session) error { return runCycle(ctx, e, s, *withBackfill, *force, *quiet) })
+	if *settle < 0 || *settle > time.Minute {
+		return usagef("--settle %v: want a duration from 0 to 1m", *settle)
+	}
+	return locked(ctx, e, false, func(s *session) error {
+		if *settle > 0 {
+			if n, err := capture.Settle(ctx, s.db, time.Now().Add(-time.Minute), *settle, settleQuiet); err != nil {
+				return err
+			} else if n > 0 {
+				s.log.Info("settle: transcripts still missing or growing; the next run's sweep takes them", "sessions", n)
+			}
+		}
+		return runCycle(ctx, e, s, *withBackfill, *force, *quiet)
+	})
 }
+
+// settleQuiet is how long a transcript must not have grown for --settle to
+// take its turn as written.
+const settleQuiet = 300 * time.Millisecond
 
 func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quiet bool) error {
 	if withBackfill {

@@ -50,3 +50,35 @@ func Sweep(ctx context.Context, db *store.DB, since time.Time, opt Options, log 
 	}
 	return st, nil
 }
+
+// Settle waits, up to max, until the transcript of every session active
+// since the given time exists and has not grown for quiet: the client may
+// run the Stop hook before it writes the turn, and a worker started by
+// that hook would otherwise sweep before the turn is on disk (and, with no
+// scheduler, leave it until the next session). It returns how many
+// transcripts were still missing or growing when it gave up.
+func Settle(ctx context.Context, db *store.DB, since time.Time, max, quiet time.Duration) (int, error) {
+	sessions, err := db.RecentSessions(ctx, since)
+	if err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(max)
+	for {
+		unsettled := 0
+		now := time.Now()
+		for _, s := range sessions {
+			fi, err := os.Stat(s.TranscriptPath)
+			if err != nil || now.Sub(fi.ModTime()) < quiet {
+				unsettled++
+			}
+		}
+		if unsettled == 0 || !now.Before(deadline) {
+			return unsettled, nil
+		}
+		select {
+		case <-ctx.Done():
+			return unsettled, ctx.Err()
+		case <-time.After(min(100*time.Millisecond, time.Until(deadline))):
+		}
+	}
+}

@@ -112,7 +112,7 @@ func (s selfScheduler) selfSchedule(ctx context.Context, db *store.DB, log *slog
 	if out != nil {
 		defer out.Close()
 	}
-	pid, err := s.start(s.worker, []string{"run", "--quiet"}, out)
+	pid, err := s.start(s.worker, []string{"run", "--quiet", "--settle", "3s"}, out)
 	if err != nil {
 		return 0, fmt.Errorf("start %s run: %w", s.worker, err)
 	}
