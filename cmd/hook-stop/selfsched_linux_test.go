@@ -266,7 +266,7 @@ func TestSelfScheduleStartsOneDetachedRun(t *testing.T) {
 	if c.SID != c.PID || c.PGID != c.PID {
 		t.Errorf("worker pid %d: session %d, process group %d; want its own session and group", c.PID, c.SID, c.PGID)
 	}
-	if strings.Join(c.Args, " ") != "run --quiet" {
+	if strings.Join(c.Args, " ") != "run --quiet --settle 3s" {
 		t.Errorf("worker arguments %q", c.Args)
 	}
 	if c.Nice < 10 {
