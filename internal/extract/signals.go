@@ -2594,7 +2594,7 @@ func splitClauses(toks []token) []clause {
 			flush(i, false)
 			start = i
 		}
-		if t.sep && !(i+1 < len(toks) && toks[i+1].w == "not") { // "X, not Y" is one clause
+		if t.sep && !(i+1 < len(toks) && toks[i+1].w == "not") && !modifierComma(toks, i) { // "X, not Y" is one clause
 			flush(i+1, true)
 			start = i + 1
 		}
@@ -2620,6 +2620,26 @@ func splitClauses(toks []token) []clause {
 	}
 	return out
 }
+
+// modifierComma reports a comma after the first word of what a verb of
+// taste takes when that word is a modifier and another follows: "I only
+// use vegan, cruelty-free beauty products", "I prefer self-directed,
+// independent learning" are one noun phrase, not a list ("I like Go,
+// Rust and Zig" is one).
+func modifierComma(toks []token, i int) bool {
+	if i < 1 || i+2 >= len(toks) || !tasteVerbs[toks[i-1].w] {
+		return false
+	}
+	w, next := toks[i].w, toks[i+1].w
+	modifier := func(w string) bool {
+		return adjectiveLike(w) || strings.Contains(w, "-") || pastTense(w) || strings.HasSuffix(w, "an")
+	}
+	return modifier(w) && modifier(next) && !coordWords[next] && !finiteVerbs[next]
+}
+
+// tasteVerbs take a noun phrase of the user's taste.
+var tasteVerbs = setOf("prefer", "use", "like", "love", "enjoy", "wear", "eat", "buy", "avoid", "dislike", "hate",
+	"want", "choose", "favor", "favour")
 
 // fillers are dropped from the start of a clause before matching.
 var fillers = setOf("please", "pls", "plz", "also", "and", "but", "so", "just", "oh", "btw", "ok", "okay",

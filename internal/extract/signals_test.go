@@ -190,6 +190,11 @@ func TestSignalPatterns(t *testing.T) {
 			[]string{"preference:electric or hybrid vehicle:+G"}},
 		{"avoid (relative modifiers)", "I refuse to join any activities that involve monotonous, repetitive movements.",
 			[]string{"avoid:join any activities that involve monotonous repetitive movements:-G"}},
+		// Modifiers listed with a comma after a verb of taste are one noun
+		// phrase; names are a list.
+		{"preference (modifier comma)", "I prefer self-directed, independent learning over structured courses.",
+			[]string{"preference:self directed independent learning:+G", "avoid:structured course:-G"}},
+		{"preference (modifier comma)", "I like Go, Rust and Zig.", []string{"preference:go:+G", "preference:rust:+G", "preference:zig:+G"}},
 		// "as" saying in which role a thing is meant belongs to it.
 		{"avoid (as)", "I'm not a fan of fish as pets.", []string{"avoid:fish as pet:-G"}},
 		{"avoid (as)", "I despise running as a form of exercise.", []string{"avoid:running as form of exercise:-G"}},
@@ -237,7 +242,8 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (two items)", "I avoid podcasts and long lectures", []string{"avoid:podcast:-G", "avoid:long lecture:-G"}},
 		{"preference (two items)", "I prefer pytest, black and ruff.", []string{"preference:pytest:+G", "preference:black:+G", "preference:ruff:+G"}},
 		{"preference (modifier cut off)", "I have a strong preference for logical and analytical approaches that break concepts down.", []string{}},
-		{"preference (modifier cut off)", "I only use vegan, cruelty-free products that are not tested on animals.", []string{}},
+		{"preference (modifier cut off)", "I only use vegan, cruelty-free products that are not tested on animals.",
+			[]string{"preference:vegan cruelty-free products that are not tested on animals:+G"}},
 		// A stance said with a noun, and avoiding said with "prefer".
 		{"avoid (stance noun)", "I have a strong aversion to seafood.", []string{"avoid:seafood:-G"}},
 		{"preference (stance noun)", "I have a clear preference for window seats.", []string{"preference:window seat:+G"}},
