@@ -711,7 +711,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			adjectiveLike(before[len(before)-1].w) && phraseTail(cl.toks) {
 			// "activities that involve monotonous, repetitive movements":
 			// the comma lists modifiers inside the relative clause.
-			tail := strings.ToLower(collapseSpace(strings.TrimRight(joinTokens(st.text, cl.toks), ".,;:!?")))
+			tail := strings.ToLower(phraseOf(st.text, cl.toks))
 			if subj := out[lastAt].Subject + " " + tail; len(subj) <= maxRelativeSubjectBytes {
 				rename(subj, "")
 				continue
@@ -726,7 +726,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			// ("games that involve magic or fantasy elements").
 			if lastAt >= 0 && relativeSubject(out[lastAt].Subject) && len(before) > 0 &&
 				strings.HasSuffix(out[lastAt].Subject, before[len(before)-1].w) && phraseTail(cl.toks) {
-				if subj := out[lastAt].Subject + " " + cl.conj + " " + strings.ToLower(collapseSpace(strings.TrimRight(joinTokens(st.text, cl.toks), ".,;:!?"))); len(subj) <= maxSubjectBytes {
+				if subj := out[lastAt].Subject + " " + cl.conj + " " + strings.ToLower(phraseOf(st.text, cl.toks)); len(subj) <= maxSubjectBytes {
 					rename(subj, "")
 				}
 			}
@@ -759,7 +759,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		subject = subject && len(got) == 0 // "use pnpm here, never npm" is no subject
 		if len(got) == 0 && factAt >= 0 && cl.conj != "" && factTail(out[factAt], before, ctoks) {
 			// "I have a severe peanut and tree nut allergy": one fact.
-			v := collapseSpace(strings.TrimRight(joinTokens(st.text, ctoks), ".,;:!?"))
+			v := phraseOf(st.text, ctoks)
 			out[factAt].Object += " " + cl.conj + " " + v
 			factAt = -1
 			continue
@@ -840,7 +840,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 				// without it says more than was said (as for one noun).
 				// Both with it are one claim, when the clause is whole.
 				subj := rawPlural(out[lastAt].Subject, before[len(before)-1].w) + " " + cl.conj + " " +
-					strings.ToLower(collapseSpace(strings.TrimRight(joinTokens(st.text, ctoks), ".,;:!?")))
+					strings.ToLower(phraseOf(st.text, ctoks))
 				if at := relativeAt(ctoks); at > 0 && len(subj) <= maxSubjectBytes {
 					if _, ok := relativeClause(ctoks, [2]int{0, at}); ok && relativeClauseEnds(ctoks, at) {
 						rename(subj, "")
@@ -1006,6 +1006,12 @@ func subjectPhrase(toks []token) bool {
 		}
 	}
 	return true
+}
+
+// phraseOf is the text of toks as written, white space folded, without
+// the punctuation that ends it.
+func phraseOf(text string, toks []token) string {
+	return collapseSpace(strings.TrimRight(joinTokens(text, toks), ".,;:!?"))
 }
 
 // untilStop cuts toks at the first slot stop or clause separator.
