@@ -44,10 +44,20 @@ func (r bm25Ranking) reached(budget int) int {
 func (s *Stats) baseline() {
 	s.BM25BudgetBytes = int(math.Round(s.InjectedBytes.Mean))
 	var same, fixed int
+	var sameQ, fixedQ float64
 	for _, r := range s.rankings {
-		same += r.reached(s.BM25BudgetBytes)
-		fixed += r.reached(fixedBudgetTokens * 4)
+		n, f := r.reached(s.BM25BudgetBytes), r.reached(fixedBudgetTokens*4)
+		same += n
+		fixed += f
+		if len(r.evidence) > 0 {
+			sameQ += float64(n) / float64(len(r.evidence))
+			fixedQ += float64(f) / float64(len(r.evidence))
+		}
 	}
 	s.BM25Recall = share(same, s.EvidenceTurns)
 	s.BM25Recall600 = share(fixed, s.EvidenceTurns)
+	if len(s.rankings) > 0 {
+		s.BM25QuestionRecall = sameQ / float64(len(s.rankings))
+		s.BM25QuestionRecall600 = fixedQ / float64(len(s.rankings))
+	}
 }

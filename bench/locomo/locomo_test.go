@@ -221,3 +221,25 @@ func TestReaches(t *testing.T) {
 		}
 	}
 }
+
+// A question's share of its evidence weighs as much as another's, however
+// many evidence turns each has; the share of all evidence turns does not.
+func TestQuestionRecallAveragesOverQuestions(t *testing.T) {
+	s := &Stats{Name: "t"}
+	docs := []string{"alpha beta gamma", "delta epsilon zeta", "eta theta iota"}
+	s.add(questionResult{Evidence: []string{"D1:1", "D1:2", "D1:3"}, Content: []string{"D1:1"},
+		bm25: bm25Ranking{docs: docs, order: []int{0, 1, 2}, evidence: docs}})
+	s.add(questionResult{Evidence: []string{"D2:1"}, Content: []string{"D2:1"},
+		bm25: bm25Ranking{docs: docs, order: []int{0}, evidence: docs[:1]}})
+	s.finish()
+	if got, want := s.RecallContent, 0.5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("evidence recall %.3f, want %.3f (2 of 4 turns)", got, want)
+	}
+	if got, want := s.QuestionRecallContent, (1.0/3+1)/2; math.Abs(got-want) > 1e-9 {
+		t.Errorf("per-question recall %.3f, want %.3f", got, want)
+	}
+	// BM25 at the fixed budget packs all three turns for both questions.
+	if s.BM25Recall600 != 1 || s.BM25QuestionRecall600 != 1 {
+		t.Errorf("BM25 at 600 tokens: %.3f, per question %.3f; want 1 and 1", s.BM25Recall600, s.BM25QuestionRecall600)
+	}
+}

@@ -46,12 +46,19 @@ type Stats struct {
 	// baseline below.
 	ReachedContent int     `json:"evidence_reached_content60"`
 	RecallContent  float64 `json:"evidence_recall_content60"`
+	// The same, averaged over questions: each question's share of its
+	// evidence turns reached, so that a multi-hop question with eight
+	// evidence turns weighs as much as a single-hop one.
+	QuestionRecallContent float64 `json:"question_recall_content60"`
 	// Plain BM25 over the conversation's turns (baseline.go), scored by
 	// the content-word rule: given engram's mean injected size of the same
 	// rows (BM25BudgetBytes), and given 600 tokens (2,400 characters).
 	BM25BudgetBytes int     `json:"bm25_budget_bytes"`
 	BM25Recall      float64 `json:"bm25_recall_content60_same_budget"`
 	BM25Recall600   float64 `json:"bm25_recall_content60_600_tokens"`
+	// The BM25 figures averaged over questions, as QuestionRecallContent.
+	BM25QuestionRecall    float64 `json:"bm25_question_recall_content60_same_budget"`
+	BM25QuestionRecall600 float64 `json:"bm25_question_recall_content60_600_tokens"`
 	// With -diagnose: evidence turns whose episode was injected, whether or
 	// not its bite carried the turn's text. The gap to RecallLenient is
 	// what the bites' text loses; the rest is ranking.
@@ -82,6 +89,7 @@ type Stats struct {
 	bytes, tokB, tokW, bites, hookMs []float64
 	rankings                         []bm25Ranking
 	anyS, anyL, allL, empty          int
+	questionContent                  float64 // sum of the questions' shares
 }
 
 func (s *Stats) add(q questionResult) {
@@ -114,6 +122,7 @@ func (s *Stats) add(q questionResult) {
 	s.ReachedStrict += len(q.Strict)
 	s.ReachedLenient += len(q.Lenient)
 	s.ReachedContent += len(q.Content)
+	s.questionContent += float64(len(q.Content)) / float64(len(q.Evidence))
 	s.rankings = append(s.rankings, q.bm25)
 	s.ReachedEpisode += len(q.Episode)
 	s.Photo += len(q.Photo)
@@ -144,6 +153,9 @@ func (s *Stats) finish() {
 	s.InjectedBytes, s.TokensBytes, s.TokensWords = dist(s.bytes), dist(s.tokB), dist(s.tokW)
 	s.Bites, s.HookMs = dist(s.bites), dist(s.hookMs)
 	s.RecallContent = share(s.ReachedContent, s.EvidenceTurns)
+	if s.QuestionsWithEvidence > 0 {
+		s.QuestionRecallContent = s.questionContent / float64(s.QuestionsWithEvidence)
+	}
 	s.baseline()
 }
 
@@ -388,16 +400,19 @@ func (r *Report) printBaseline(w io.Writer) {
 	fmt.Fprintf(w, "evidence recall by the content-word rule (%s), engram vs plain BM25 (Porter, k1=%.1f b=%.2f) over single turns:\n",
 		benchkit.RuleDoc, benchkit.BM25K1, benchkit.BM25B)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "category\tevidence\tengram recall\tengram tok mean\tengram tok p95\tBM25 same budget\tBM25 @600 tok\tengram - BM25\t")
+	fmt.Fprintln(tw, "category\tevidence\tengram recall\tengram tok mean\tengram tok p95\tBM25 same budget\tBM25 @600 tok\tengram - BM25\t"+
+		"per question: engram\tBM25 same budget\tBM25 @600 tok\t")
 	rows := append(append([]*Stats{}, r.Categories...), r.Cat14, r.Overall)
 	for _, s := range rows {
 		if s.EvidenceTurns == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%.0f\t%.3f\t%.3f\t%+.3f\t\n", label(s), s.EvidenceTurns, s.RecallContent,
-			s.TokensBytes.Mean, s.TokensBytes.P95, s.BM25Recall, s.BM25Recall600, s.RecallContent-s.BM25Recall)
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%.0f\t%.3f\t%.3f\t%+.3f\t%.3f\t%.3f\t%.3f\t\n", label(s), s.EvidenceTurns, s.RecallContent,
+			s.TokensBytes.Mean, s.TokensBytes.P95, s.BM25Recall, s.BM25Recall600, s.RecallContent-s.BM25Recall,
+			s.QuestionRecallContent, s.BM25QuestionRecall, s.BM25QuestionRecall600)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "recall is the share of all evidence turns reached; per question, each question's share of its evidence turns, averaged over questions.")
 	fmt.Fprintf(w, "target (issue 13): categories 1-4 recall >= 0.75 at <= 600 tokens mean, and not below BM25 at the same budget in any category; "+
-		"now %.3f at %.0f tokens\n", r.Cat14.RecallContent, r.Cat14.TokensBytes.Mean)
+		"now %.3f (per question %.3f) at %.0f tokens\n", r.Cat14.RecallContent, r.Cat14.QuestionRecallContent, r.Cat14.TokensBytes.Mean)
 }

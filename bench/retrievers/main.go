@@ -22,7 +22,9 @@
 // feedback). Units are packed in rank order until the next does not fit
 // (benchkit.Pack); an evidence turn is reached when >= 60% of its distinct
 // content words are in the packed text (benchkit.WordSet.Hit). Categories
-// 1-4; questions without evidence are skipped. The file is read as
+// 1-4; questions without evidence are skipped. Recall is the share of all
+// evidence turns reached; "per quest" averages each question's share of
+// its evidence turns over the questions. The file is read as
 // bench/locomo reads it (bench/internal/locomodata: malformed evidence ids
 // repaired).
 //
@@ -98,9 +100,12 @@ func main() {
 	}
 }
 
-// tally counts evidence reached per category, and the tokens packed.
+// tally counts evidence reached per category, each question's share of
+// its evidence reached, and the tokens packed.
 type tally struct {
 	hit, total [5]int
+	share      [5]float64 // sum over questions
+	asked      [5]int     // questions with evidence
 	tokens     float64
 	questions  int
 }
@@ -169,12 +174,16 @@ func run(dataPath, modelDir string, budgets []int) error {
 					t.tokens += benchkit.Tokens(packed)
 					t.questions++
 					ws := benchkit.NewWordSet(packed)
+					n := 0
 					for _, i := range ev {
 						t.total[q.Category]++
 						if ws.Hit(c.turns[i].Text) {
 							t.hit[q.Category]++
+							n++
 						}
 					}
+					t.share[q.Category] += float64(n) / float64(len(ev))
+					t.asked[q.Category]++
 				}
 			}
 		}
@@ -182,17 +191,20 @@ func run(dataPath, modelDir string, budgets []int) error {
 	}
 	for _, b := range budgets {
 		fmt.Printf("\nevidence recall at %d tokens, categories 1-4 (multi-hop, temporal, open-domain, single-hop):\n", b)
-		fmt.Printf("%-42s %7s %7s %7s %7s %7s %8s\n", "retriever", "1-4", "1", "2", "3", "4", "tok mean")
+		fmt.Printf("%-42s %7s %7s %7s %7s %7s %8s %9s\n", "retriever", "1-4", "1", "2", "3", "4", "tok mean", "per quest")
 		for _, s := range schemes {
 			t := res[key(s, b)]
-			var h, n int
+			var h, n, asked int
+			var sh float64
 			for k := 1; k <= 4; k++ {
 				h += t.hit[k]
 				n += t.total[k]
+				sh += t.share[k]
+				asked += t.asked[k]
 			}
-			fmt.Printf("%-42s %7.3f %7.3f %7.3f %7.3f %7.3f %8.0f\n", s.name, ratio(h, n),
+			fmt.Printf("%-42s %7.3f %7.3f %7.3f %7.3f %7.3f %8.0f %9.3f\n", s.name, ratio(h, n),
 				ratio(t.hit[1], t.total[1]), ratio(t.hit[2], t.total[2]), ratio(t.hit[3], t.total[3]), ratio(t.hit[4], t.total[4]),
-				t.tokens/float64(max(1, t.questions)))
+				t.tokens/float64(max(1, t.questions)), sh/float64(max(1, asked)))
 		}
 	}
 	return nil
