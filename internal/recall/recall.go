@@ -88,6 +88,11 @@ type Recaller struct {
 	// WordScore: with the sentence embedder, an episode passes by its
 	// words only when its coverage plus dense cosine is at least this.
 	WordScore float64
+	// PastOpenCoverage, PastOpenScore and PastWordScore replace
+	// OpenCoverage, OpenScore and WordScore for a prompt that asks what
+	// happened (AsksAboutThePast): it asks to remember, so a memory that
+	// shares fewer of its words, near it in meaning, is worth showing.
+	PastOpenCoverage, PastOpenScore, PastWordScore float64
 	// KeepShare: with the sentence embedder, an episode whose score is
 	// below this share of the best episode's is dropped (a trailing bite
 	// that matches much less than the best one is most often noise).
@@ -145,6 +150,10 @@ type Result struct {
 	// lexical recall only).
 	Dense string
 
+	// Past reports whether the prompt asks what happened
+	// (AsksAboutThePast), and so met the Past thresholds of the gate.
+	Past bool
+
 	// Open reports whether some candidate covered OpenCoverage of the
 	// prompt's terms: only then do memories pass by their words (with the
 	// sentence embedder; without it, each passes on its own relevance).
@@ -169,6 +178,10 @@ const (
 	DefaultLexicalOpen  = 0.4
 	DefaultWordScore    = 0.7
 	DefaultKeepShare    = 0.7
+	// The gate for a prompt that asks what happened.
+	DefaultPastOpenCoverage = 0.1
+	DefaultPastOpenScore    = 0.5
+	DefaultPastWordScore    = 0.5
 	// RefRank: the reference of the dense gate is the cosine of the
 	// RefRank-th nearest episode.
 	RefRank = 6
@@ -183,7 +196,8 @@ func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
 		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
 		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen,
-		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare}
+		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare,
+		PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore, PastWordScore: DefaultPastWordScore}
 }
 
 // Recall gathers and ranks the candidates for q.
@@ -333,18 +347,21 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	// that shares enough of the prompt's rarer words and is near it in
 	// meaning, see opens) and it is near enough in meaning itself
 	// (WordScore): a prompt that shares a common word or two with the
-	// store is no reason to inject anything.
+	// store is no reason to inject anything. A prompt that asks what
+	// happened meets lower thresholds (the Past ones): it asks to remember.
 	//
 	// Which words count: with the sentence embedder, those of what a bite
 	// would show (the summary, a short exchange, a belief's statement), not
 	// of a long context that mentions everything once; and the gate opens
 	// on episodes only (a belief of two words opens nothing).
 	res.Open = res.Dense == ""
+	res.Past = AsksAboutThePast(text)
+	gate := r.gate(res.Past)
 	if !res.Open {
 		for _, c := range cands {
 			if c.Kind == KindEpisode {
 				c.Coverage = min(c.Coverage, cov.weigh(cov.mask(c.Text, c.Detail)))
-				res.Open = res.Open || r.opens(*c)
+				res.Open = res.Open || gate.opens(*c)
 			}
 		}
 	}
@@ -362,7 +379,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 			// out in meaning as one found by meaning alone does: its
 			// statement is a few words, which a prompt shares by chance
 			// ("User prefers watch." is not about TV series).
-			byWords = byWords && (res.Open && c.Kind == KindEpisode && r.nearByWords(*c) ||
+			byWords = byWords && (res.Open && c.Kind == KindEpisode && gate.nearByWords(*c) ||
 				c.Kind == KindBelief && c.HasDenseCos && float64(c.DenseGap) >= r.Weights.BeliefGap)
 		} else {
 			byWords = byWords && (res.Open || c.Kind == KindBelief)
@@ -386,6 +403,17 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		}
 	}
 	return res
+}
+
+// gate is r, with the Past thresholds for a prompt that asks what
+// happened.
+func (r *Recaller) gate(past bool) *Recaller {
+	if !past {
+		return r
+	}
+	g := *r
+	g.OpenCoverage, g.OpenScore, g.WordScore = r.PastOpenCoverage, r.PastOpenScore, r.PastWordScore
+	return &g
 }
 
 // opens reports whether an episode opens the gate by words (with the

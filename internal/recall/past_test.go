@@ -1,0 +1,127 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAsksAboutThePast(t *testing.T) {
+	for _, c := range []struct {
+		prompt string
+		want   bool
+	}{
+		{"When did we switch the CI to pnpm?", true},
+		{"what was the error in the nightly build", true},
+		{"Why didn't the migration run on staging?", true},
+		{"Has the cache key been changed since the upgrade?", true},
+		{"have we tried bumping the timeout?", true},
+		{"Which libraries have Ana and Ben both evaluated?", false}, // the participle comes too late
+		{"Do you have any recommended reading?", true},              // taken for a perfect
+		{"Where were the fixtures stored before the move?", true},
+		{"Remember the flaky login test? Is it fixed?", true},
+		{"what did I say about tabs", true},
+		{"How many times has the deploy failed?", true},
+		{"What did we decide last week about the schema?", true},
+		{"the release we cut two days ago", true},
+		{"Is the design the same as last time?", true},
+		{"What event is Lena organizing in June?", true},
+		{"Which talk is on 12 March, 2024?", true},
+		{"What happened in 2023 with the billing service?", true},
+		{"What did Sam cook in May?", true},
+		{"May 4 was the launch, right", true},
+		{"Have you ever used Zig?", true},
+
+		{"Can you recommend a good laptop for travel?", false},
+		{"What are some highly-rated restaurants in Lisbon?", false},
+		{"Do you have any tips for a long flight?", false},
+		{"Rename parseDate to parseDay and fix the tests", false},
+		{"May I ask you to review this diff?", false},
+		{"I need a bag that will last for years", false},
+		{"What are some top-rated sedans you would suggest?", false},
+		{"this test needs a faster setup", false},
+		{"", false},
+	} {
+		if got := AsksAboutThePast(c.prompt); got != c.want {
+			t.Errorf("AsksAboutThePast(%q) = %v, want %v", c.prompt, got, c.want)
+		}
+	}
+	// A long prompt is material, whatever words it holds.
+	long := "Why does this fail? " + strings.Repeat("the job was queued and then ", 12)
+	if AsksAboutThePast(long) {
+		t.Errorf("a prompt of %d words counted as a question about the past", len(strings.Fields(long)))
+	}
+}
+
+func TestPastGateIsLower(t *testing.T) {
+	r := New("", nil)
+	g := r.gate(true)
+	if g == r || g.OpenCoverage != DefaultPastOpenCoverage || g.OpenScore != DefaultPastOpenScore || g.WordScore != DefaultPastWordScore {
+		t.Fatalf("past gate: %+v", g)
+	}
+	if r.gate(false) != r || r.OpenCoverage != DefaultOpenCoverage {
+		t.Fatalf("the gate of other prompts changed: %+v", r)
+	}
+	// One shared word of three, near in meaning: opens for a question
+	// about the past, not for a request.
+	c := Candidate{Item: Item{Kind: KindEpisode}, HasDenseCos: true, Coverage: 0.2, Dense: 0.42}
+	if r.opens(c) || r.nearByWords(c) {
+		t.Errorf("request: opens %v, near %v", r.opens(c), r.nearByWords(c))
+	}
+	if !g.opens(c) || !g.nearByWords(c) {
+		t.Errorf("question about the past: opens %v, near %v", g.opens(c), g.nearByWords(c))
+	}
+	// Far in meaning, it stays out for both.
+	c.Dense = 0.2
+	if g.opens(c) || g.nearByWords(c) {
+		t.Errorf("far memory, question about the past: opens %v, near %v", g.opens(c), g.nearByWords(c))
+	}
+}
+
+// Through Recall: a memory that shares one of the prompt's rarer words and
+// is fairly near it in meaning is injected when the prompt asks what
+// happened, and not when the same words ask for new work.
+func TestRecallAsksAboutThePast(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	q := randUnit(r, 384)
+	seq := int64(0)
+	mk := func(text string, cos float64) Item {
+		seq++
+		return Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%012d", seq), Seq: seq, Scope: "global", Text: text,
+			At: now.Add(-time.Duration(seq) * time.Hour), Dense: near(r, q, cos)}
+	}
+	items := []Item{mk("renamed the parseDate helper", 0.05), mk("cached the Go modules in CI", 0.08),
+		mk("bumped node to version 22", 0.02), mk("fixed the flaky login test", 0.06), mk("added a dark mode toggle", 0.04)}
+	yoga := mk("tried aerial yoga at the studio downtown", 0.45)
+	items = append(items, yoga)
+	ix := writeIndex(t, t.TempDir(), &File{Embedder: "local-v1-256", Dense: testDense, Items: items})
+	t.Cleanup(func() { ix.Close() })
+	ask := func(prompt string) Result {
+		t.Helper()
+		rc := New(t.TempDir(), ix)
+		rc.Dense = fixedDense(q)
+		res := rc.Recall(context.Background(), Query{Text: prompt, Now: now})
+		for _, c := range res.Episodes {
+			t.Logf("%q: %s cov %.2f dense %.2f cos %.2f", prompt, c.ID, c.Coverage, c.Dense, c.Cos)
+		}
+		return res
+	}
+	ids := func(res Result) (s []string) {
+		for _, c := range res.Episodes {
+			s = append(s, c.ID)
+		}
+		return s
+	}
+	res := ask("Which yoga routines did I do for my stiff back?")
+	if !res.Past || !slices.Equal(ids(res), []string{yoga.ID}) {
+		t.Errorf("question about the past: past %v, open %v, episodes %v", res.Past, res.Open, ids(res))
+	}
+	res = ask("Recommend yoga routines for a stiff back")
+	if res.Past || len(res.Episodes) != 0 {
+		t.Errorf("request: past %v, open %v, episodes %v", res.Past, res.Open, ids(res))
+	}
+}
