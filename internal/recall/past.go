@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -26,6 +27,9 @@ func AsksAboutThePast(text string) bool {
 	if len(words) > maxQuestionWords {
 		return false // material pasted with the prompt says "was" somewhere
 	}
+	if whPast(words) {
+		return true
+	}
 	for i, w := range words {
 		lw := strings.ToLower(w)
 		switch lw {
@@ -33,12 +37,18 @@ func AsksAboutThePast(text string) bool {
 			"yesterday", "ever", "remember", "remembered", "recall", "recalled":
 			return true
 		case "has", "have", "hasn", "haven":
-			// A perfect ("has Tim been", "have we tried"), not a
-			// possession ("do you have any tips").
+			// A perfect ("has Tim been", "have we tried", "which
+			// city have Ana and Ben both visited?"), not a possession
+			// ("do you have any tips").
 			for _, n := range words[i+1 : min(len(words), i+5)] {
 				if n = strings.ToLower(n); n == "been" || isParticiple(n) {
 					return true
 				}
+			}
+			if isParticiple(strings.ToLower(words[len(words)-1])) && slices.ContainsFunc(words[max(0, i-3):i], func(p string) bool {
+				return isWh(strings.ToLower(p))
+			}) {
+				return true
 			}
 		case "last":
 			if i+1 < len(words) && isTimeNoun(strings.ToLower(words[i+1])) {
@@ -57,6 +67,46 @@ func AsksAboutThePast(text string) bool {
 		if len(lw) == 4 && isNumber(lw) && (lw[:2] == "19" || lw[:2] == "20") {
 			return true // a year
 		}
+	}
+	return false
+}
+
+// whPast reports a question whose subject is its wh-phrase and whose verb
+// is in the past: "what inspired the rewrite?", "how many users
+// reported the bug?". The verb comes within four words of the wh-word,
+// with no form of "be", "do" or a modal before it ("what are some
+// highly-rated laptops?" asks for something new).
+func whPast(words []string) bool {
+	if len(words) < 2 || !isWh(strings.ToLower(words[0])) {
+		return false
+	}
+	for _, w := range words[1:min(len(words), 6)] {
+		lw := strings.ToLower(w)
+		if isAuxiliary(lw) {
+			return false
+		}
+		if isParticiple(lw) && strings.HasSuffix(lw, "ed") {
+			return true
+		}
+	}
+	return false
+}
+
+func isWh(w string) bool {
+	switch w {
+	case "what", "which", "who", "whom", "whose", "how", "where", "when", "why":
+		return true
+	}
+	return false
+}
+
+// isAuxiliary: a form of "be" or "do", a modal, or "have" (whose perfects
+// AsksAboutThePast reads itself).
+func isAuxiliary(w string) bool {
+	switch w {
+	case "is", "are", "be", "been", "being", "am", "s", "re", "do", "does", "can", "could", "would", "should",
+		"will", "shall", "might", "must", "may", "ll", "d", "have", "has":
+		return true
 	}
 	return false
 }

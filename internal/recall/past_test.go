@@ -20,8 +20,15 @@ func TestAsksAboutThePast(t *testing.T) {
 		{"Why didn't the migration run on staging?", true},
 		{"Has the cache key been changed since the upgrade?", true},
 		{"have we tried bumping the timeout?", true},
-		{"Which libraries have Ana and Ben both evaluated?", false}, // the participle comes too late
-		{"Do you have any recommended reading?", true},              // taken for a perfect
+		{"Which libraries have Ana and Ben both evaluated?", true},
+		{"Which libraries have Ana and Ben both evaluated for the new service?", false}, // the participle comes too late
+		{"What inspired the rewrite of the parser?", true},
+		{"How many users reported the crash?", true},
+		{"Which commit introduced the regression?", true},
+		{"What are some highly-rated laptops?", false},
+		{"What is the recommended way to pin Go versions?", false},
+		{"How should I structure the nested packages?", false},
+		{"Do you have any recommended reading?", true}, // taken for a perfect
 		{"Where were the fixtures stored before the move?", true},
 		{"Remember the flaky login test? Is it fixed?", true},
 		{"what did I say about tabs", true},
