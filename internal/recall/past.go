@@ -21,10 +21,8 @@ import (
 // A scan of the words, no pattern to compile: the prompt hook calls it on
 // every prompt.
 func AsksAboutThePast(text string) bool {
-	words := strings.FieldsFunc(clipQuery(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	if len(words) > maxQuestionWords {
+	words, ok := questionWords(text)
+	if !ok {
 		return false // material pasted with the prompt says "was" somewhere
 	}
 	if whPast(words) {
@@ -113,6 +111,35 @@ func isAuxiliary(w string) bool {
 
 // maxQuestionWords bounds the prompts AsksAboutThePast considers.
 const maxQuestionWords = 40
+
+// questionWords splits text into its runs of letters and digits, or
+// reports false as soon as there are more than maxQuestionWords.
+func questionWords(text string) ([]string, bool) {
+	var words []string
+	start := -1
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			if len(words) == maxQuestionWords {
+				return nil, false
+			}
+			words = append(words, text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		if len(words) == maxQuestionWords {
+			return nil, false
+		}
+		words = append(words, text[start:])
+	}
+	return words, true
+}
 
 // isParticiple: a regular past participle, or a common irregular one.
 func isParticiple(w string) bool {

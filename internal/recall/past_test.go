@@ -57,6 +57,12 @@ func TestAsksAboutThePast(t *testing.T) {
 			t.Errorf("AsksAboutThePast(%q) = %v, want %v", c.prompt, got, c.want)
 		}
 	}
+	// Up to maxQuestionWords words a prompt is a question; past them,
+	// material.
+	q := "did we " + strings.Repeat("word ", maxQuestionWords-2)
+	if !AsksAboutThePast(q) || AsksAboutThePast(q+"more") {
+		t.Errorf("at %d words: %v; at %d: %v", maxQuestionWords, AsksAboutThePast(q), maxQuestionWords+1, AsksAboutThePast(q+"more"))
+	}
 	// A long prompt is material, whatever words it holds.
 	long := "Why does this fail? " + strings.Repeat("the job was queued and then ", 12)
 	if AsksAboutThePast(long) {
@@ -130,5 +136,20 @@ func TestRecallAsksAboutThePast(t *testing.T) {
 	res = ask("Recommend yoga routines for a stiff back")
 	if res.Past || len(res.Episodes) != 0 {
 		t.Errorf("request: past %v, open %v, episodes %v", res.Past, res.Open, ids(res))
+	}
+}
+
+// The prompt hook runs AsksAboutThePast on every prompt: a question, and a
+// prompt at MaxQueryBytes (a paste).
+func BenchmarkAsksAboutThePast(b *testing.B) {
+	for _, c := range []struct{ name, prompt string }{
+		{"question", "What did we decide last week about the schema of the events table?"},
+		{"paste", strings.Repeat("panic: runtime error: index out of range [3] with length 3 ", MaxQueryBytes/58)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				AsksAboutThePast(c.prompt)
+			}
+		})
 	}
 }
