@@ -87,7 +87,7 @@ func TestOneReport(t *testing.T) {
 		t.Errorf("PrefEval report as read: %+v, unrelated %+v", pr.Overall, pr.Unrelated)
 	}
 	for _, want := range []string{"== summary", "PrefEval: hit rate", "precision: PrefEval questions against the LoCoMo stores",
-		"LoCoMo: categories 1-4 evidence recall", "go run ./bench/locomo -data " + o.locomo, "go run ./bench/prefeval -data " + o.prefeval,
+		"LoCoMo: categories 1-4 evidence recall", "evidence recall per question", "go run ./bench/locomo -data " + o.locomo, "go run ./bench/prefeval -data " + o.prefeval,
 		"4 single-hop", "overall"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
@@ -97,10 +97,10 @@ func TestOneReport(t *testing.T) {
 
 func TestSummaryVerdicts(t *testing.T) {
 	loc := &locomoReport{Categories: []locomoStats{
-		{Name: "multi-hop", Category: 1, EvidenceTurns: 10, Recall: 0.5, BM25: 0.6},
-		{Name: "temporal", Category: 2, EvidenceTurns: 10, Recall: 0.9, BM25: 0.6},
+		{Name: "multi-hop", Category: 1, EvidenceTurns: 10, Recall: 0.5, BM25: 0.6, QRecall: 0.7, QBM25: 0.65},
+		{Name: "temporal", Category: 2, EvidenceTurns: 10, Recall: 0.9, BM25: 0.6, QRecall: 0.5, QBM25: 0.6},
 		{Name: "adversarial", Category: 5, EvidenceTurns: 10, Recall: 0.1, BM25: 0.6}, // not one of 1-4
-	}, Cat14: locomoStats{Name: "categories 1-4", EvidenceTurns: 20, Recall: 0.76}}
+	}, Cat14: locomoStats{Name: "categories 1-4", EvidenceTurns: 20, Recall: 0.76, QRecall: 0.74}}
 	loc.Cat14.Tokens.Mean = 590
 	pref := &prefevalReport{Overall: prefevalStats{Name: "overall", Questions: 300, Hit: 0.71, Precision: 0.79}}
 	pref.Overall.Tokens.Mean = 601
@@ -110,8 +110,10 @@ func TestSummaryVerdicts(t *testing.T) {
 	for _, want := range []string{
 		"0.710 at 601 tokens mean (p95 0); target >= 0.70 at <= 600: NOT met (", // tokens over budget
 		"0.790; target >= 0.80: NOT met",
-		"0.760 at 590 tokens mean; target >= 0.75 at <= 600: met",
-		"NOT met (below in 1 multi-hop)",
+		"evidence recall (share of evidence turns) 0.760 at 590 tokens mean; target >= 0.75 at <= 600: met",
+		"LoCoMo: not below plain BM25 at the same budget in any category: NOT met (below in 1 multi-hop)",
+		"per question (each question's share of its evidence turns, averaged) 0.740 at 590 tokens mean; target >= 0.75 at <= 600: NOT met",
+		"LoCoMo per question: not below plain BM25 at the same budget in any category: NOT met (below in 2 temporal)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
