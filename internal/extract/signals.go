@@ -138,6 +138,7 @@ var (
 		"typically", "normally", "personally", "actually", "ideally", "still", "i'd", "we'd", "you'd",
 		"strictly", "absolutely", "only", "simply", "ever")
 	prevPron    = setOf("", "i", "we", "you", "really", "just")
+	prevFirst   = setOf("i", "we")
 	prevBe      = setOf("", "please", "always", "just", "also", "and", "so", "pls", "plz")
 	prevStart   = setOf("")
 	prevDecided = setOf("", "we", "i", "we've", "i've", "have", "has", "just", "finally", "already", "all",
@@ -206,6 +207,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPref, prevImp, "prefer X"},
 	{episode.SignalPreference, emitPref, prevImp, "default to X"},
 	{episode.SignalPreference, emitPref, prevImp, "always X"},
+	{episode.SignalPreference, emitPref, prevFirst, "only|exclusively X"},
 
 	// Avoidance.
 	{episode.SignalAvoid, emitNever, prevImp, "never X"},
@@ -1436,6 +1438,13 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
 		}
+		if p.emit == emitPref && x[0] == m.start+1 && (toks[m.start].w == "only" || toks[m.start].w == "exclusively") &&
+			(!habitVerbs[toks[x[0]].w] || x[0]+1 < x[1] && anaphoric[toks[x[0]+1].w]) {
+			// "I only eat organic produce" is a habit; "I only have two
+			// hours", "I only need the summary" are not, and "I only
+			// read it once" is about what was shown.
+			return nil
+		}
 		if thatClause(toks, x) || pol > 0 && (negators[toks[x[0]].w] || avoidsAfter(toks, x)) || !rel && restricted(toks, x) {
 			return nil
 		}
@@ -1464,10 +1473,17 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 			}
 		}
 		if pol > 0 {
-			// "I prefer JavaScript without semicolons": X, and not Y.
+			// "I prefer JavaScript without semicolons", "clothing free
+			// of leather": X, and not Y.
 			for j := x[0] + 1; j < x[1]-1; j++ {
+				skip := 0
 				if toks[j].w == "without" {
-					ws, wok := pref(episode.SignalAvoid, -1, [2]int{j + 1, x[1]}, false)
+					skip = 1
+				} else if toks[j].w == "free" && j+2 < x[1] && (toks[j+1].w == "of" || toks[j+1].w == "from") {
+					skip = 2
+				}
+				if skip > 0 {
+					ws, wok := pref(episode.SignalAvoid, -1, [2]int{j + skip, x[1]}, false)
 					if xs, xok := pref(p.kind, pol, [2]int{x[0], j}, true); wok && xok {
 						out = append(out, xs, ws)
 						setPrim(xs)
@@ -1807,6 +1823,12 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 	}
 	return out
 }
+
+// habitVerbs are what "I only …" says a habit with: what one wears, eats,
+// buys, watches, plays or travels by.
+var habitVerbs = setOf("wear", "eat", "drink", "buy", "purchase", "watch", "read", "play", "cook", "fly", "drive",
+	"order", "choose", "pick", "shop", "listen", "stay", "book", "travel", "stream", "consume", "use", "take",
+	"ride", "visit", "dine", "cycle", "bike", "walk")
 
 // verbAfterAlways rejects "always" before a past tense or a form of "be"
 // ("it has always been", "always was").
@@ -2633,15 +2655,26 @@ func splitClauses(toks []token) []clause {
 // independent learning" are one noun phrase, not a list ("I like Go,
 // Rust and Zig" is one).
 func modifierComma(toks []token, i int) bool {
-	if i < 1 || i+2 >= len(toks) || !tasteVerbs[toks[i-1].w] {
+	if i < 1 || i+2 >= len(toks) || !tasteVerbs[toks[i-1].w] && !qualifierPreps[toks[i-1].w] {
 		return false
 	}
 	w, next := toks[i].w, toks[i+1].w
 	modifier := func(w string) bool {
-		return adjectiveLike(w) || strings.Contains(w, "-") || pastTense(w) || strings.HasSuffix(w, "an")
+		return adjectiveLike(w) || plainAdjectives[w] || strings.Contains(w, "-") || pastTense(w) || strings.HasSuffix(w, "an")
 	}
 	return modifier(w) && modifier(next) && !coordWords[next] && !finiteVerbs[next]
 }
+
+// qualifierPreps open a phrase that qualifies a noun, whose modifiers a
+// comma may part as well: "vehicles with large, intrusive front grilles",
+// "clothing made from organic, vegan materials".
+var qualifierPreps = setOf("with", "without", "from", "of")
+
+// plainAdjectives are common adjectives without an adjective's ending.
+var plainAdjectives = setOf("large", "big", "small", "bright", "loud", "dark", "heavy", "light", "bold", "soft",
+	"long", "short", "strong", "thick", "thin", "tall", "wide", "high", "low", "fast", "slow", "cheap", "warm",
+	"cold", "hot", "sweet", "spicy", "quiet", "simple", "clean", "fresh", "raw", "rich", "plain", "deep",
+	"old", "new", "young", "modern", "natural", "wild", "huge", "tiny", "flashy", "busy", "crowded")
 
 // tasteVerbs take a noun phrase of the user's taste.
 var tasteVerbs = setOf("prefer", "use", "like", "love", "enjoy", "wear", "eat", "buy", "avoid", "dislike", "hate",
@@ -3495,7 +3528,8 @@ func canon(words []string) string {
 	joined := words[:0:0]
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		if i+1 < len(words) && compoundSuffixes[words[i+1]] && plainWord(w) && !preps[w] {
+		if i+1 < len(words) && compoundSuffixes[words[i+1]] && plainWord(w) && !preps[w] &&
+			!(words[i+1] == "free" && i+2 < len(words) && (words[i+2] == "of" || words[i+2] == "from")) { // "shoes free of leather"
 			w += "-" + words[i+1]
 			i++
 		}

@@ -195,6 +195,28 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (modifier comma)", "I prefer self-directed, independent learning over structured courses.",
 			[]string{"preference:self directed independent learning:+G", "avoid:structured course:-G"}},
 		{"preference (modifier comma)", "I like Go, Rust and Zig.", []string{"preference:go:+G", "preference:rust:+G", "preference:zig:+G"}},
+		// And inside a phrase that qualifies the noun; a list there stays
+		// a list.
+		{"avoid (qualifier comma)", "I avoid vehicles with large, intrusive front grilles.",
+			[]string{"avoid:vehicle with large intrusive front grille:-G"}},
+		{"preference (qualifier comma)", "I prefer clothing made from organic, vegan materials.",
+			[]string{"preference:clothing made from organic vegan material:+G"}},
+		{"preference (qualifier list)", "I prefer clothing without leather, suede, or fur.",
+			[]string{"preference:clothing:+G", "avoid:leather:-G", "avoid:suede:-G", "avoid:fur:-G"}},
+		// "free of" is "without"; "gluten free" is one word.
+		{"preference (free of)", "I prefer snacks free from nuts.", []string{"preference:snack:+G", "avoid:nut:-G"}},
+		{"preference (free of)", "I only buy clothing free of leather, suede, and fur.",
+			[]string{"preference:buy clothing:+G", "avoid:leather:-G", "avoid:suede:-G", "avoid:fur:-G"}},
+		{"preference (free)", "I prefer gluten free pasta.", []string{"preference:gluten-free pasta:+G"}},
+		// "I only …", "I exclusively …" with a verb of a habit.
+		{"preference (only)", "I only eat organic produce.", []string{"preference:eat organic produce:+G"}},
+		{"preference (only)", "I exclusively travel by train.", []string{"preference:travel by train:+G"}},
+		{"preference (only)", "I exclusively use cruelty-free skincare products.", []string{"preference:cruelty-free skincare product:+G"}},
+		{"preference (only)", "I only watch documentaries, never reality TV.", []string{"preference:watch documentary:+G", "avoid:reality tv:-G"}},
+		{"preference (only, no habit)", "I only have two hours today.", []string{}},
+		{"preference (only, no habit)", "I only need the summary.", []string{}},
+		{"preference (only, shown)", "I only read it once.", []string{}},
+		{"preference (only, imperative)", "only eat the leftovers", []string{}},
 		// "as" saying in which role a thing is meant belongs to it.
 		{"avoid (as)", "I'm not a fan of fish as pets.", []string{"avoid:fish as pet:-G"}},
 		{"avoid (as)", "I despise running as a form of exercise.", []string{"avoid:running as form of exercise:-G"}},
@@ -277,8 +299,11 @@ func TestSignalPatterns(t *testing.T) {
 		{"fact (clause)", "I'm against breeding pets and adopt from shelters.", []string{"fact:user>is against breeding pets:+G"}},
 		{"fact (clause)", "I'm blind and use a screen reader", []string{"fact:user>is blind:+G"}},
 		// After a comma, a phrase ending on a modifier of a noun phrase
-		// that goes on into a relative clause is no item.
-		{"preference (modifier cut off)", "I prefer to buy clothing from sustainable, eco-friendly brands that pay fairly.", []string{}},
+		// that goes on into a relative clause is no item; a comma between
+		// two modifiers after "from" parts no list.
+		{"preference (modifier cut off)", "I prefer to buy clothing at sustainable, eco-friendly shops that pay fairly.", []string{}},
+		{"preference (qualifier comma)", "I prefer to buy clothing from sustainable, eco-friendly brands that pay fairly.",
+			[]string{"preference:buy clothing from sustainable eco-friendly brands that pay fairly:+G"}},
 		// A list of examples goes on after "like": its item holds them.
 		{"avoid (example list)", "I don't wear clothing made from animal products like leather, wool, or silk.",
 			[]string{"avoid:wear clothing made from animal product:-G"}},
