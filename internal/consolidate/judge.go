@@ -440,7 +440,7 @@ func Render(scope, project, subject, predicate, context string) string {
 		if scope == episode.ScopeProject && project != "" {
 			who = "Project " + clipWords(project, 4)
 		}
-		s = who + " " + predicate + " " + subject
+		s = who + " " + predicate + " " + verbPhrase(predicate, subject)
 		if context != "" {
 			s += " for " + context
 		}
@@ -448,6 +448,39 @@ func Render(scope, project, subject, predicate, context string) string {
 	s = clipWords(s, MaxStatementWords)
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:] + "."
+}
+
+// verbPhrase gives a subject that opens with a verb the form its
+// predicate takes: "User prefers to eat organic produce.", "User avoids
+// wearing heels." (not "User avoids wear heels."). Only the verbs of
+// gerunds, a closed list: a subject that opens with a noun spelt like a
+// verb stays as it is.
+func verbPhrase(predicate, subject string) string {
+	first, rest, _ := strings.Cut(subject, " ")
+	g, ok := gerunds[strings.ToLower(first)]
+	if !ok || rest == "" {
+		return subject
+	}
+	switch predicate {
+	case PredPrefers:
+		return "to " + subject
+	case PredAvoids:
+		return g + " " + rest
+	}
+	return subject
+}
+
+// gerunds of the verbs a habit opens with ("I never wear heels", "I only
+// eat organic produce"), leaving out those that open a noun phrase as often
+// ("go modules", "commit messages", "read replicas", "order of imports",
+// "sleep schedule", "travel insurance").
+var gerunds = map[string]string{
+	"wear": "wearing", "eat": "eating", "drink": "drinking", "buy": "buying", "purchase": "purchasing",
+	"watch": "watching", "play": "playing", "cook": "cooking", "drive": "driving", "choose": "choosing",
+	"shop": "shopping", "listen": "listening", "stay": "staying", "consume": "consuming", "ride": "riding",
+	"visit": "visiting", "dine": "dining", "join": "joining", "participate": "participating",
+	"attend": "attending", "take": "taking", "learn": "learning", "adopt": "adopting", "keep": "keeping",
+	"spend": "spending",
 }
 
 // clipWords keeps the first n words of s.

@@ -92,3 +92,24 @@ func TestStatementKeepsTheUsersWords(t *testing.T) {
 		}
 	}
 }
+
+// A subject that opens with the verb of a habit reads as English after
+// "prefers" and "avoids"; one that opens with a noun spelt like a verb, or
+// is the verb alone, stays as it is.
+func TestRenderVerbPhrase(t *testing.T) {
+	for _, c := range []struct{ subject, pred, want string }{
+		{"eat organic produce", PredPrefers, "User prefers to eat organic produce."},
+		{"wear heels", PredAvoids, "User avoids wearing heels."},
+		{"shop at second-hand stores", PredPrefers, "User prefers to shop at second-hand stores."},
+		{"participate in water activities", PredAvoids, "User avoids participating in water activities."},
+		{"wearing the color black", PredAvoids, "User avoids wearing the color black."},
+		{"go modules", PredPrefers, "User prefers go modules."},
+		{"commit messages in the imperative", PredPrefers, "User prefers commit messages in the imperative."},
+		{"watch", PredPrefers, "User prefers watch."},
+		{"table-driven tests", PredPrefers, "User prefers table-driven tests."},
+	} {
+		if got := Render(episode.ScopeGlobal, "", c.subject, c.pred, ""); got != c.want {
+			t.Errorf("Render(%q, %q) = %q, want %q", c.subject, c.pred, got, c.want)
+		}
+	}
+}
