@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,8 +138,17 @@ var (
 		"but", "ok", "okay", "yes", "yeah", "now", "really", "definitely", "generally", "usually",
 		"typically", "normally", "personally", "actually", "ideally", "still", "i'd", "we'd", "you'd",
 		"strictly", "absolutely", "only", "simply", "ever")
-	prevPron    = setOf("", "i", "we", "you", "really", "just")
-	prevFirst   = setOf("i", "we")
+	prevPron  = setOf("", "i", "we", "you", "really", "just")
+	prevFirst = setOf("i", "we")
+	// prevSure: "make sure to X" is a standing rule, but "I'll make sure to
+	// have a safe trip" a plan.
+	prevSure = func() map[string]bool {
+		m := maps.Clone(prevImp)
+		for _, w := range []string{"i'll", "we'll", "you'll", "will", "shall"} {
+			delete(m, w)
+		}
+		return m
+	}()
 	prevBe      = setOf("", "please", "always", "just", "also", "and", "so", "pls", "plz")
 	prevStart   = setOf("")
 	prevDecided = setOf("", "we", "i", "we've", "i've", "have", "has", "just", "finally", "already", "all",
@@ -169,7 +179,8 @@ var patternDefs = []struct {
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A not interested in X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am not [a] [big|huge] fan of X"},
-	{episode.SignalPreference, emitPrefOver, nil, "i A prefer|love X over|rather_than|instead_of|than|not|to Y"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A prefer X over|rather_than|instead_of|than|not|to Y"},
+	{episode.SignalPreference, emitPrefOver, nil, "i A love X over|rather_than|instead_of|than|not Y"},
 	{episode.SignalPreference, emitPref, nil, "i A prefer|love X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A rather not X"},
 	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
@@ -184,7 +195,7 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [more|super|so|totally|pretty] into X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
-	{episode.SignalPreference, emitPref, nil, "we're|we_are [a|an] X shop|house|team"},
+	{episode.SignalPreference, emitPref, nil, "we're|we_are a|an X shop|house|team"},
 	{episode.SignalPreference, emitPref, prevStart, "this|our|the project|repo|repository|codebase|service|team|app|monorepo A uses|follows|prefers|sticks_to|sticks_with X"},
 	{episode.SignalPreference, emitPref, prevStart, "our|the convention|standard|rule|policy [here] is [to] X"},
 	{episode.SignalPreference, emitPref, nil, "my|our go-to|go_to|favorite|favourite|default [tool|choice|option] is X"},
@@ -200,8 +211,8 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitOnly, prevStart, "X only"},
 	{episode.SignalPreference, emitPlease, prevStart, "X please"},
 	{episode.SignalPreference, emitPref, prevImp, "stick with|to X"},
-	{episode.SignalPreference, emitPref, prevImp, "make sure to X"},
-	{episode.SignalPreference, emitPref, prevImp, "make sure [that] you|we X"},
+	{episode.SignalPreference, emitPref, prevSure, "make sure to X"},
+	{episode.SignalPreference, emitPref, prevSure, "make sure [that] you|we X"},
 	{episode.SignalPreference, emitPref, prevImp, "keep using X"},
 	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not|to Y"},
 	{episode.SignalPreference, emitPref, prevImp, "prefer X"},
@@ -1438,6 +1449,9 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
 		}
+		if p.emit == emitPref && toks[m.start].w == "always" && x[1]-x[0] > 1 && (likeVerbs[toks[x[0]].w] || toks[x[0]].w == "love") {
+			x[0]++ // "I will always love reading" is about reading
+		}
 		if p.emit == emitPref && x[0] == m.start+1 && (toks[m.start].w == "only" || toks[m.start].w == "exclusively") &&
 			(!habitVerbs[toks[x[0]].w] || x[0]+1 < x[1] && anaphoric[toks[x[0]+1].w]) {
 			// "I only eat organic produce" is a habit; "I only have two
@@ -1723,6 +1737,9 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		if p.emit == emitSwitchIns {
 			from, to = y, x
 		}
+		if particles[toks[from[0]].w] || to[1] > to[0] && particles[toks[to[0]].w] {
+			return nil // "I dropped off the cookies": a phrasal verb, no switch
+		}
 		fs, _ := normSlot(span(from), false)
 		ts, _ := normSlot(span(to), false)
 		if fs == "" || ts == "" || fs == ts || placeWord(ts) {
@@ -1744,6 +1761,9 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 	case emitSwitchAway:
 		if toks[m.start].w == "stop" && toks[m.start+1].w != "using" && !strings.HasSuffix(toks[x[0]].w, "ing") {
 			return nil
+		}
+		if particles[toks[x[0]].w] {
+			return nil // "I dropped off the cookies": a phrasal verb
 		}
 		if toks[m.start].w == "no" && describedBefore(toks, m.start) {
 			// "You are no longer hiding the widget": what the code or the
@@ -1837,7 +1857,8 @@ func verbAfterAlways(toks []token, x [2]int) bool {
 	switch w {
 	case "been", "was", "were", "is", "are", "had", "has", "seems", "seemed", "fails", "works", "returns",
 		"forget", "forgets", "miss", "misses", "lose", "loses", "break", "breaks", "mess", "mix", "confuse",
-		"struggle", "struggles", "hit", "hits", "crash", "crashes", "get", "gets", "end", "ends", "takes", "take":
+		"struggle", "struggles", "hit", "hits", "crash", "crashes", "get", "gets", "end", "ends", "takes", "take",
+		"feel", "feels", "here", "there": // "I always feel like …", "always here to help"
 		return false
 	}
 	return !pastTense(w)
@@ -3241,6 +3262,9 @@ func normSlot(s string, purpose bool) (subj, obj string) {
 			}
 		}
 	}
+	if len(words) > 1 && (words[0] == "their" || words[0] == "his" || words[0] == "her") {
+		return "", "" // someone else's: "I love their work", "his music"
+	}
 	return canon(words), obj
 }
 
@@ -3495,7 +3519,17 @@ var junkSubjects = setOf("it", "that", "this", "these", "those", "them", "they",
 	"and", "or", "but", "to", "for", "with", "of", "in", "on", "at", "a", "an", "the", "i", "we", "me",
 	"myself", "yourself", "itself", "either", "neither", "both", "other", "others", "another", "all",
 	"fewer", "larger", "smaller", "bigger", "shorter", "longer", "simpler", "faster", "slower", "newer",
-	"older", "different", "similar", "as", "like", "usual")
+	"older", "different", "similar", "as", "like", "usual",
+	// Verbs of perceiving, knowing and helping say no taste alone ("that's
+	// what I like to hear", "I love to help"), nor does a particle.
+	"hear", "see", "say", "know", "think", "help", "off", "out", "up")
+
+// particles make a phrasal verb of the verb before them ("drop off").
+var particles = setOf("off", "out", "up", "by", "over", "back", "down", "away", "in")
+
+// timePhrases say how often or when, not what: "a job I enjoy every day".
+var timePhrases = setOf("every day", "everyday", "every week", "every time", "all time", "each day", "these days",
+	"daily", "sometimes", "every morning", "every night", "every weekend")
 
 // canon turns slot words into a Subject (see normSubject).
 func canon(words []string) string {
@@ -3576,13 +3610,17 @@ func canon(words []string) string {
 		words = words[:1]
 	}
 	// Discard fragments.
-	if len(words) == 1 && junkSubjects[words[0]] {
+	if len(words) == 1 && junkSubjects[words[0]] || timePhrases[strings.Join(words, " ")] {
 		return ""
 	}
 	switch words[0] {
 	case "how", "what", "why", "which", "who", "whether", "if", "it", "they", "he", "she", "there", "it's",
-		"that's", "not", "when", "where":
+		"that's", "not", "when", "where", "here":
 		return ""
+	case "good", "great", "nice", "glad", "happy", "fun", "awesome", "cool":
+		if len(words) > 1 && words[1] == "to" {
+			return "" // "good to hear", "nice to see"
+		}
 	}
 	switch words[len(words)-1] {
 	case "it", "them", "that", "this", "so", "one":
@@ -3798,6 +3836,12 @@ func userFact(text string, toks []token, x [2]int) (string, bool) {
 		if finiteVerbs[toks[k].w] || toks[k].w == "`" || toks[k].w == "fan" || toks[k].w == "fans" {
 			return "", false
 		}
+	}
+	if last := toks[x[1]-1].w; x[1]-x[0] > 1 && (isArticle(last) || preps[last]) {
+		return "", false // "passionate about helping people and making a": cut off
+	}
+	if x[1]-x[0] <= 2 && first == "as" || first == "on" && x[0]+1 < x[1] && toks[x[0]+1].w == "fire" {
+		return "", false // "I'm as well", "I'm on fire": no situation
 	}
 	v := collapseSpace(strings.TrimRight(text[toks[x[0]].start:toks[x[1]-1].end], ".,;:!?"))
 	if v == "" || verb == "has" && balance(v) {
