@@ -422,8 +422,12 @@ func majorityObject(objects map[string]int, pol int, n int) string {
 // scripts.", "Project api avoids testify.", "In project api, the port is
 // 8080."
 func Render(scope, project, subject, predicate, context string) string {
-	subject = clipWords(subject, 10)
-	context = clipWords(context, 8)
+	subject = clipPhrase(subject, 10)
+	if predicate == PredIs && subject == "user" {
+		context = clipPhrase(context, 14) // the fact itself: "is passionate about …"
+	} else {
+		context = clipPhrase(context, 8)
+	}
 	var s string
 	switch {
 	case predicate == PredIs && subject == "user":
@@ -482,6 +486,25 @@ var gerunds = map[string]string{
 	"attend": "attending", "take": "taking", "learn": "learning", "adopt": "adopting", "keep": "keeping",
 	"spend": "spending",
 }
+
+// clipPhrase keeps the first n words of s, and no function word at the
+// cut's end: "passionate about helping people and making a positive
+// impact" clipped to 8 words ends on "making", not on "a".
+func clipPhrase(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) <= n {
+		return s
+	}
+	f = f[:n]
+	for len(f) > 1 && clipEnds[strings.ToLower(f[len(f)-1])] {
+		f = f[:len(f)-1]
+	}
+	return strings.Join(f, " ")
+}
+
+var clipEnds = map[string]bool{"a": true, "an": true, "the": true, "and": true, "or": true, "but": true, "of": true,
+	"to": true, "for": true, "with": true, "in": true, "on": true, "at": true, "about": true, "by": true,
+	"from": true, "my": true, "our": true, "your": true, "their": true, "his": true, "her": true, "its": true}
 
 // clipWords keeps the first n words of s.
 func clipWords(s string, n int) string {

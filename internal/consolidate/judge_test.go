@@ -107,9 +107,30 @@ func TestRenderVerbPhrase(t *testing.T) {
 		{"commit messages in the imperative", PredPrefers, "User prefers commit messages in the imperative."},
 		{"watch", PredPrefers, "User prefers watch."},
 		{"table-driven tests", PredPrefers, "User prefers table-driven tests."},
+		// Clipped to ten words, the subject ends on no function word.
+		{"games that involve magic and fantasy elements and the thrill of strategy", PredPrefers,
+			"User prefers games that involve magic and fantasy elements and the thrill."},
+		{"games that involve magic and fantasy elements and a lot of strategy", PredPrefers,
+			"User prefers games that involve magic and fantasy elements and a lot."},
+		{"games that involve lots of magic and fantasy elements and the thrill of strategy", PredPrefers,
+			"User prefers games that involve lots of magic and fantasy elements."},
 	} {
 		if got := Render(episode.ScopeGlobal, "", c.subject, c.pred, ""); got != c.want {
 			t.Errorf("Render(%q, %q) = %q, want %q", c.subject, c.pred, got, c.want)
+		}
+	}
+}
+
+// A fact about the user keeps up to 14 words of its value, and a clip
+// ends on no function word.
+func TestRenderUserFact(t *testing.T) {
+	for _, c := range []struct{ context, want string }{
+		{"is passionate about helping people and making a positive impact", "User is passionate about helping people and making a positive impact."},
+		{"is passionate about helping people in need and making a big and lasting difference in their lives",
+			"User is passionate about helping people in need and making a big and lasting difference."},
+	} {
+		if got := Render(episode.ScopeGlobal, "", "user", PredIs, c.context); got != c.want {
+			t.Errorf("Render(user is %q) = %q, want %q", c.context, got, c.want)
 		}
 	}
 }
