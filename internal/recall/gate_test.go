@@ -133,6 +133,20 @@ func TestDropTrailing(t *testing.T) {
 	}
 }
 
+// episodesNear returns a maker of global episodes, an hour apart, whose
+// dense vectors have the given cosine with q, and five coding memories far
+// from q that share none of the gate tests' words.
+func episodesNear(r *rand.Rand, q []float32) (func(text string, cos float64) Item, []Item) {
+	seq := int64(0)
+	mk := func(text string, cos float64) Item {
+		seq++
+		return Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%012d", seq), Seq: seq, Scope: "global", Text: text,
+			At: now.Add(-time.Duration(seq) * time.Hour), Dense: near(r, q, cos)}
+	}
+	return mk, []Item{mk("renamed the parseDate helper", 0.05), mk("cached the Go modules in CI", 0.08),
+		mk("bumped node to version 22", 0.02), mk("fixed the flaky login test", 0.06), mk("added a dark mode toggle", 0.04)}
+}
+
 // fixedDense embeds every prompt as one vector.
 type fixedDense []float32
 
@@ -149,14 +163,7 @@ func (d fixedDense) EmbedQuery(context.Context, string) ([]float32, error) {
 func TestGateByWordsAndMeaning(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	q := randUnit(r, 384)
-	seq := int64(0)
-	mk := func(text string, cos float64) Item {
-		seq++
-		return Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%012d", seq), Seq: seq, Scope: "global", Text: text,
-			At: now.Add(-time.Duration(seq) * time.Hour), Dense: near(r, q, cos)}
-	}
-	unrelated := []Item{mk("renamed the parseDate helper", 0.05), mk("cached the Go modules in CI", 0.08),
-		mk("bumped node to version 22", 0.02), mk("fixed the flaky login test", 0.06), mk("added a dark mode toggle", 0.04)}
+	mk, unrelated := episodesNear(r, q)
 	playlist := mk("road trip playlist ideas", 0.12)   // half the prompt's words, far in meaning
 	budget := mk("road trip budget spreadsheet", 0.40) // half its words, near enough
 	snacks := mk("snacks to pack for the road trip", 0.60)

@@ -2,12 +2,10 @@ package recall
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestAsksAboutThePast(t *testing.T) {
@@ -101,14 +99,7 @@ func TestPastGateIsLower(t *testing.T) {
 func TestRecallAsksAboutThePast(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	q := randUnit(r, 384)
-	seq := int64(0)
-	mk := func(text string, cos float64) Item {
-		seq++
-		return Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%012d", seq), Seq: seq, Scope: "global", Text: text,
-			At: now.Add(-time.Duration(seq) * time.Hour), Dense: near(r, q, cos)}
-	}
-	items := []Item{mk("renamed the parseDate helper", 0.05), mk("cached the Go modules in CI", 0.08),
-		mk("bumped node to version 22", 0.02), mk("fixed the flaky login test", 0.06), mk("added a dark mode toggle", 0.04)}
+	mk, items := episodesNear(r, q)
 	yoga := mk("tried aerial yoga at the studio downtown", 0.45)
 	items = append(items, yoga)
 	ix := writeIndex(t, t.TempDir(), &File{Embedder: "local-v1-256", Dense: testDense, Items: items})
