@@ -107,9 +107,10 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			Dense   string   `json:"dense_embedder,omitempty"`
 			Open    bool     `json:"open"`
 			Past    bool     `json:"asks_about_the_past"`
+			Many    bool     `json:"asks_for_many"`
 			Results []hit    `json:"results"`
 			Notes   []string `json:"problems,omitempty"`
-		}{Query: q, Project: root, Match: res.Match, Dense: res.Dense, Open: res.Open, Past: res.Past, Results: []hit{}, Notes: res.Problems}
+		}{Query: q, Project: root, Match: res.Match, Dense: res.Dense, Open: res.Open, Past: res.Past, Many: res.Many, Results: []hit{}, Notes: res.Problems}
 		for _, c := range append(append([]recall.Candidate{}, res.Beliefs...), res.Episodes...) {
 			h := hit{Kind: "episode", MemoryKind: kinds[c.ID], ID: c.ID, Text: c.Text, Project: c.Project, Score: c.Score, BM25: c.BM25,
 				Cosine: c.Cos, Coverage: c.Coverage, Stated: c.Stated, ByMeaning: c.ByMeaning}

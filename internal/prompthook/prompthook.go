@@ -152,7 +152,8 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 		recall.BoostSubjects(&res, g, in.Prompt)
 		recall.ExpandLinks(&res, g, root)
 	}
-	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
-	text, ids := recall.Format(res, recall.DefaultLimits, now)
+	lim := recall.LimitsFor(res)
+	r.Expand(ctx, &res, lim.Memories)
+	text, ids := recall.Format(res, lim, now)
 	return answer{text: text, ids: ids, problems: res.Problems}
 }

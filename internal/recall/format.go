@@ -25,6 +25,21 @@ type Limits struct {
 // matches the prompt adds more than the neighbours of the first ones.
 var DefaultLimits = Limits{Memories: 6, Beliefs: 2, Budget: 3000, BiteMax: 1200, NeighbourMax: 500}
 
+// ManyLimits are the limits of a prompt that asks for several things
+// (Result.Many): up to 8 memory bites in the same budget, which leave less
+// room to the exchanges next to them. On LoCoMo's multi-hop questions
+// ("what activities does she do?") more bites from more sessions find
+// more of the answer than the neighbours of fewer.
+var ManyLimits = Limits{Memories: 8, Beliefs: 2, Budget: 3000, BiteMax: 1200, NeighbourMax: 500}
+
+// LimitsFor gives the limits of a recall's result.
+func LimitsFor(res Result) Limits {
+	if res.Many {
+		return ManyLimits
+	}
+	return DefaultLimits
+}
+
 const header = "Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: " +
 	"prefer what the user says now and what the code shows."
 

@@ -102,8 +102,8 @@ func isWh(w string) bool {
 // AsksAboutThePast reads itself).
 func isAuxiliary(w string) bool {
 	switch w {
-	case "is", "are", "be", "been", "being", "am", "s", "re", "do", "does", "can", "could", "would", "should",
-		"will", "shall", "might", "must", "may", "ll", "d", "have", "has":
+	case "is", "are", "be", "been", "being", "am", "s", "re", "do", "does", "did", "can", "could", "would", "should",
+		"will", "shall", "might", "must", "may", "ll", "d", "have", "has", "was", "were":
 		return true
 	}
 	return false

@@ -97,6 +97,9 @@ type Recaller struct {
 	// below this share of the best episode's is dropped (a trailing bite
 	// that matches much less than the best one is most often noise).
 	KeepShare float64
+	// ManyKeepShare is KeepShare for a prompt that asks for several
+	// things (AsksForMany): their memories score less alike.
+	ManyKeepShare float64
 	// MinRelevance is the gate a candidate must pass: the larger of its
 	// vector similarity and its share of the prompt's terms. A candidate
 	// must also share at least one term with the prompt that is not a stop
@@ -153,6 +156,10 @@ type Result struct {
 	// Past reports whether the prompt asks what happened
 	// (AsksAboutThePast), and so met the Past thresholds of the gate.
 	Past bool
+	// Many reports whether the prompt asks for several things
+	// (AsksForMany): more episodes were kept (ManyKeepShare), and
+	// LimitsFor gives it more bites.
+	Many bool
 
 	// Open reports whether some candidate covered OpenCoverage of the
 	// prompt's terms: only then do memories pass by their words (with the
@@ -178,6 +185,7 @@ const (
 	DefaultLexicalOpen  = 0.4
 	DefaultWordScore    = 0.7
 	DefaultKeepShare    = 0.7
+	DefaultManyKeep     = 0.5
 	// The gate for a prompt that asks what happened.
 	DefaultPastOpenCoverage = 0.1
 	DefaultPastOpenScore    = 0.5
@@ -196,7 +204,7 @@ func New(home string, db Searcher) *Recaller {
 	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
 		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
 		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen,
-		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare,
+		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare, ManyKeepShare: DefaultManyKeep,
 		PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore, PastWordScore: DefaultPastWordScore}
 }
 
@@ -393,7 +401,11 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	kept = dropRestatedBeliefs(kept)
 	Rank(kept, r.Weights, q.Now)
 	if res.Dense != "" {
-		kept = dropTrailing(kept, r.KeepShare)
+		keep := r.KeepShare
+		if res.Many = AsksForMany(text); res.Many {
+			keep = r.ManyKeepShare
+		}
+		kept = dropTrailing(kept, keep)
 	}
 	for _, c := range kept {
 		if c.Kind == KindBelief {
