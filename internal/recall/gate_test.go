@@ -147,6 +147,27 @@ func episodesNear(r *rand.Rand, q []float32) (func(text string, cos float64) Ite
 		mk("bumped node to version 22", 0.02), mk("fixed the flaky login test", 0.06), mk("added a dark mode toggle", 0.04)}
 }
 
+// askerOn writes items into a search index and returns a function that
+// recalls a prompt from it with the prompt's dense vector q.
+func askerOn(t *testing.T, items []Item, q []float32) func(prompt string) Result {
+	t.Helper()
+	ix := writeIndex(t, t.TempDir(), &File{Embedder: "local-v1-256", Dense: testDense, Items: items})
+	t.Cleanup(func() { ix.Close() })
+	return func(prompt string) Result {
+		rc := New(t.TempDir(), ix)
+		rc.Dense = fixedDense(q)
+		return rc.Recall(context.Background(), Query{Text: prompt, Now: now})
+	}
+}
+
+// episodeIDs lists the ids of a result's episodes, in order.
+func episodeIDs(res Result) (s []string) {
+	for _, c := range res.Episodes {
+		s = append(s, c.ID)
+	}
+	return s
+}
+
 // fixedDense embeds every prompt as one vector.
 type fixedDense []float32
 
@@ -177,12 +198,7 @@ func TestGateByWordsAndMeaning(t *testing.T) {
 		rc.KeepShare = keep
 		return rc.Recall(context.Background(), Query{Text: prompt, Now: now})
 	}
-	ids := func(res Result) (s []string) {
-		for _, c := range res.Episodes {
-			s = append(s, c.ID)
-		}
-		return s
-	}
+	ids := episodeIDs
 
 	res := run(DefaultKeepShare, append(slices.Clone(unrelated), playlist)...)
 	if res.Open || len(res.Episodes) != 0 {

@@ -1,7 +1,6 @@
 package recall
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -55,20 +54,8 @@ func TestManyKeepsMore(t *testing.T) {
 	budget := mk("road trip budget spreadsheet", 0.40)
 	snacks := mk("snacks to pack for the road trip", 0.60)
 	items = append(items, budget, snacks)
-	ix := writeIndex(t, t.TempDir(), &File{Embedder: "local-v1-256", Dense: testDense, Items: items})
-	t.Cleanup(func() { ix.Close() })
-	ask := func(prompt string) Result {
-		t.Helper()
-		rc := New(t.TempDir(), ix)
-		rc.Dense = fixedDense(q)
-		return rc.Recall(context.Background(), Query{Text: prompt, Now: now})
-	}
-	ids := func(res Result) (s []string) {
-		for _, c := range res.Episodes {
-			s = append(s, c.ID)
-		}
-		return s
-	}
+	ask := askerOn(t, items, q)
+	ids := episodeIDs
 	one := ask("road trip snacks to pack?")
 	many := ask("which snacks to pack for the road trip?")
 	if one.Many || !slices.Equal(ids(one), []string{snacks.ID}) {

@@ -1,7 +1,6 @@
 package recall
 
 import (
-	"context"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -102,24 +101,8 @@ func TestRecallAsksAboutThePast(t *testing.T) {
 	mk, items := episodesNear(r, q)
 	yoga := mk("tried aerial yoga at the studio downtown", 0.45)
 	items = append(items, yoga)
-	ix := writeIndex(t, t.TempDir(), &File{Embedder: "local-v1-256", Dense: testDense, Items: items})
-	t.Cleanup(func() { ix.Close() })
-	ask := func(prompt string) Result {
-		t.Helper()
-		rc := New(t.TempDir(), ix)
-		rc.Dense = fixedDense(q)
-		res := rc.Recall(context.Background(), Query{Text: prompt, Now: now})
-		for _, c := range res.Episodes {
-			t.Logf("%q: %s cov %.2f dense %.2f cos %.2f", prompt, c.ID, c.Coverage, c.Dense, c.Cos)
-		}
-		return res
-	}
-	ids := func(res Result) (s []string) {
-		for _, c := range res.Episodes {
-			s = append(s, c.ID)
-		}
-		return s
-	}
+	ask := askerOn(t, items, q)
+	ids := episodeIDs
 	res := ask("Which yoga routines did I do for my stiff back?")
 	if !res.Past || !slices.Equal(ids(res), []string{yoga.ID}) {
 		t.Errorf("question about the past: past %v, open %v, episodes %v", res.Past, res.Open, ids(res))
