@@ -113,8 +113,8 @@ func TestRecallAsksAboutThePast(t *testing.T) {
 	}
 }
 
-// The prompt hook runs AsksAboutThePast on every prompt: a question, and a
-// prompt at MaxQueryBytes (a paste).
+// The prompt hook runs AsksAboutThePast and AsksForMany on every prompt: a
+// question, and a prompt at MaxQueryBytes (a paste).
 func BenchmarkAsksAboutThePast(b *testing.B) {
 	for _, c := range []struct{ name, prompt string }{
 		{"question", "What did we decide last week about the schema of the events table?"},
@@ -123,6 +123,7 @@ func BenchmarkAsksAboutThePast(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				AsksAboutThePast(c.prompt)
+				AsksForMany(c.prompt)
 			}
 		})
 	}
