@@ -11,7 +11,12 @@ import "strings"
 // A scan of the first words: the prompt hook calls it on every prompt.
 func AsksForMany(text string) bool {
 	words, ok := questionWords(text)
-	if !ok || len(words) < 3 {
+	return ok && asksForMany(words)
+}
+
+// asksForMany is AsksForMany on a question's words.
+func asksForMany(words []string) bool {
+	if len(words) < 3 {
 		return false
 	}
 	first, second := strings.ToLower(words[0]), strings.ToLower(words[1])

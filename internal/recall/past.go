@@ -22,9 +22,11 @@ import (
 // every prompt.
 func AsksAboutThePast(text string) bool {
 	words, ok := questionWords(text)
-	if !ok {
-		return false // material pasted with the prompt says "was" somewhere
-	}
+	return ok && asksAboutThePast(words) // a longer prompt: material pasted with it says "was" somewhere
+}
+
+// asksAboutThePast is AsksAboutThePast on a question's words.
+func asksAboutThePast(words []string) bool {
 	if whPast(words) {
 		return true
 	}

@@ -363,7 +363,8 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	// of a long context that mentions everything once; and the gate opens
 	// on episodes only (a belief of two words opens nothing).
 	res.Open = res.Dense == ""
-	res.Past = AsksAboutThePast(text)
+	words, short := questionWords(text) // once, for both readings of the prompt
+	res.Past = short && asksAboutThePast(words)
 	gate := r.gate(res.Past)
 	if !res.Open {
 		for _, c := range cands {
@@ -402,7 +403,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	Rank(kept, r.Weights, q.Now)
 	if res.Dense != "" {
 		keep := r.KeepShare
-		if res.Many = AsksForMany(text); res.Many {
+		if res.Many = short && asksForMany(words); res.Many {
 			keep = r.ManyKeepShare
 		}
 		kept = dropTrailing(kept, keep)
