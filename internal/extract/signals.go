@@ -2588,6 +2588,11 @@ func notButCorrection(toks []token, text string) (episode.Signal, bool) {
 				break
 			}
 		}
+		if e == b+1 {
+			// "but" is followed by a stop word ("but as a document",
+			// "but when you have time"): no Y to switch to.
+			continue
+		}
 		x := normSubject(text[toks[k+1].start:toks[b-1].end])
 		y := normSubject(text[toks[b+1].start:toks[e-1].end])
 		if x == "" || y == "" || x == y {

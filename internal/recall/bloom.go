@@ -18,6 +18,8 @@ type Bloom struct {
 const (
 	bloomBitsPerKey = 10
 	bloomProbes     = 7
+	// maxBloomProbes bounds what a reader accepts.
+	maxBloomProbes = 32
 )
 
 // NewBloom sizes a filter for n keys.

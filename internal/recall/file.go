@@ -506,7 +506,10 @@ func DecodeView(data []byte) (*View, error) {
 	v.MinCommonDocs = r.count(0)
 	v.common = r.take(12 * r.count(12))
 	v.names = r.take(r.count(1))
-	v.vocabK = r.count(0)
+	if v.vocabK = r.count(0); v.vocabK > maxBloomProbes {
+		// A damaged count would make every MayHold loop for seconds.
+		r.fail("bloom probes")
+	}
 	v.vocab = r.take(r.count(1))
 	v.n = r.count(4)
 	v.dim = r.count(0)
