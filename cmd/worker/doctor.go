@@ -408,6 +408,27 @@ func checkLastRun(ctx context.Context, add func(name, status, format string, a .
 	if at, ok, err := db.OldestPending(ctx); err == nil && ok && now.Sub(at) > stophook.StaleAfter {
 		add("pending captures", "warn", "captures have waited for the worker since %s (%s)", at.UTC().Format(time.RFC3339), now.Sub(at).Round(time.Minute))
 	}
+	checkQuarantine(ctx, add, db)
+}
+
+// checkQuarantine warns when a step of the cycle holds items it failed on,
+// with how many and the latest reason.
+func checkQuarantine(ctx context.Context, add func(name, status, format string, a ...any), db *store.DB) {
+	items, err := db.ListQuarantine(ctx, false)
+	switch {
+	case err != nil:
+		add("quarantine", "fail", "%v", err)
+	case len(items) == 0:
+		add("quarantine", "ok", "no item held out of the worker's steps")
+	default:
+		byStage := map[string]int{}
+		for _, q := range items {
+			byStage[q.Stage]++
+		}
+		reason, _, _ := strings.Cut(items[0].Reason, "\n")
+		add("quarantine", "warn", "%s held out of their step; the latest, %s: %s (engram-worker quarantine list; a new build tries them again)",
+			counts(byStage), items[0].ID, reason)
+	}
 }
 
 // checkShare reports on sharing: whether the server answers, and how far

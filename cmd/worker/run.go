@@ -116,15 +116,14 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 		s.log.Error("record run", "err", err)
 	}
 	s.log.Info("cycle", "stats", st, "err", runErr)
-	if runErr != nil {
-		return runErr
+	if runErr == nil {
+		// The captures are taken: the next Stop writes the notice again if
+		// some still wait.
+		if err := notice.Remove(s.cfg.Home); err != nil {
+			s.log.Warn("remove the worker notice", "err", err)
+		}
 	}
-	// The captures are taken: the next Stop writes the notice again if
-	// some still wait.
-	if err := notice.Remove(s.cfg.Home); err != nil {
-		s.log.Warn("remove the worker notice", "err", err)
-	}
-	if !quiet {
+	if !quiet || runErr != nil {
 		fmt.Fprintf(e.stdout, "spool: %d files, %d captures; sweep: %d sessions, %d captures; ingest: %d captures -> %d episodes (%d merged, %d skipped, %d failed) in %d ms\n",
 			st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures, st.Ingest.Captures, st.Ingest.Episodes,
 			st.Ingest.Merged, st.Ingest.Skipped, st.Ingest.Failed, st.Millis)
@@ -151,8 +150,15 @@ func runCycle(ctx context.Context, e *env, s *session, withBackfill, force, quie
 		for _, problem := range p.Problems {
 			fmt.Fprintf(e.stdout, "MEMORY.md: left alone: %s\n", problem)
 		}
+		if st.Released+st.Quarantined > 0 {
+			fmt.Fprintf(e.stdout, "quarantine: %d items held (engram-worker quarantine list), %d tried again by this build\n",
+				st.Quarantined, st.Released)
+		}
+		for _, f := range st.Failures {
+			fmt.Fprintf(e.stdout, "failed: %s (the other steps ran)\n", f.Step)
+		}
 	}
-	return nil
+	return runErr
 }
 
 // cmdSweep captures without ingesting: the spool drain and the transcript

@@ -70,9 +70,12 @@ type statusReport struct {
 	Review        reviewCounts   `json:"review"`
 	Consolidation consolidation  `json:"consolidation"`
 	SpoolFiles    int            `json:"spool_files"`
-	LastRun       *runReport     `json:"last_run"`
-	Extractor     string         `json:"extractor"`
-	Embedder      string         `json:"embedder"`
+	// Quarantine counts, by stage, the items a stage failed on and holds
+	// out (engram-worker quarantine list).
+	Quarantine map[string]int `json:"quarantine"`
+	LastRun    *runReport     `json:"last_run"`
+	Extractor  string         `json:"extractor"`
+	Embedder   string         `json:"embedder"`
 	// Model is the sentence embedder's state, and Vectors how many
 	// episodes and beliefs have vectors of which embedder ("" for none):
 	// the progress of re-embedding after the model arrived.
@@ -275,6 +278,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	}
 	files, _ := spool.List(s.cfg.SpoolDir())
 	r.SpoolFiles = len(files)
+	if r.Quarantine, err = s.db.QuarantineCounts(ctx); err != nil {
+		return err
+	}
 	for _, suffix := range []string{"", "-wal"} {
 		if fi, err := os.Stat(s.cfg.DBPath() + suffix); err == nil {
 			r.DatabaseBytes += fi.Size()
@@ -359,6 +365,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 			c.LastAt.Format(time.RFC3339), c.Pending, c.Threshold, c.DueBy.Format(time.RFC3339))
 	}
 	fmt.Fprintf(e.stdout, "spool:      %d files\n", r.SpoolFiles)
+	if len(r.Quarantine) > 0 {
+		fmt.Fprintf(e.stdout, "quarantine: %s held out of their step (engram-worker quarantine list)\n", counts(r.Quarantine))
+	}
 	switch x := r.SearchIndex; {
 	case x.Error != "":
 		fmt.Fprintf(e.stdout, "search index: unreadable (%s); the next worker cycle rebuilds it\n", x.Error)

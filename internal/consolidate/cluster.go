@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -21,6 +22,17 @@ type cluster struct {
 type item struct {
 	store.SeqEpisode
 	isNew bool
+}
+
+// newEpisodes are the cluster's episodes that arrived since the checkpoint.
+func (c *cluster) newEpisodes() []*episode.Episode {
+	var out []*episode.Episode
+	for i := range c.items {
+		if c.items[i].isNew {
+			out = append(out, &c.items[i].Episode)
+		}
+	}
+	return out
 }
 
 func (c *cluster) minNewSeq() int64 {

@@ -22,6 +22,8 @@ import (
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/lexicon"
+	"github.com/engram-memory/engram/internal/safe"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -132,6 +134,9 @@ type Stats struct {
 	EpisodesExpired  int `json:"episodes_expired,omitempty"`
 	EpisodesArchived int `json:"episodes_archived,omitempty"`
 	Fallbacks        int `json:"fallbacks"`
+	// Quarantined counts the episodes and beliefs a batch panicked on,
+	// held out of consolidation (see the quarantine).
+	Quarantined int `json:"quarantined,omitempty"`
 	// Deferred is true when a budget ran out: the checkpoint stops before
 	// the first cluster not worked, and the next cycle goes on from there.
 	Deferred bool  `json:"deferred,omitempty"`
@@ -187,7 +192,14 @@ type Consolidator struct {
 	Embedder embed.Embedder
 	Log      *slog.Logger
 	Options  Options
+	// Build names the running build: what it quarantines is tried again
+	// by another.
+	Build string
 }
+
+// maxQuarantines bounds how many times one Run quarantines what a batch
+// panicked on and works the batch again without it.
+const maxQuarantines = 20
 
 // Run runs one cycle if it is due (or forced), at time now.
 func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err error) {
@@ -210,8 +222,15 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 	if err != nil {
 		return st, err
 	}
+	// Episodes and beliefs a quarantine released (after an upgrade, or on
+	// the user's word) are worked in a batch of their own first, behind
+	// the checkpoint.
+	retry, err := c.retries(ctx)
+	if err != nil {
+		return st, err
+	}
 	switch {
-	case o.Force, pending >= o.EpisodeThreshold, now.Sub(cp.At) >= o.Interval:
+	case o.Force, pending >= o.EpisodeThreshold, now.Sub(cp.At) >= o.Interval, len(retry) > 0:
 	case pending > 0 && c.statedPending(ctx, cp.Seq, pending):
 		// Something the user said in so many words waits: it becomes a
 		// belief at this cycle, not after the next 20 episodes.
@@ -232,20 +251,53 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		defer cancel()
 	}
 	done := 0
+	quarantined := 0
 	for {
 		var bst Stats
 		s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &bst,
 			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
 			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{},
-			metaSources: map[string]bool{}, asked: map[string]bool{}}
-		next, err := s.run(cctx, cp)
+			metaSources: map[string]bool{}, asked: map[string]bool{}, retry: retry}
+		next, err := s.safeRun(cctx, cp)
+		if safe.IsPanic(err) && len(s.blame) > 0 && quarantined < maxQuarantines {
+			// What the batch was working when it panicked is held out,
+			// and the batch is worked again without it: nothing of the
+			// failed attempt was saved.
+			for _, b := range s.blame {
+				log.Error("consolidation failed on an item; it is quarantined", "kind", b.kind, "id", b.id, "err", err)
+				if qerr := c.DB.Quarantine(context.WithoutCancel(ctx), b.kind, b.id, "consolidate", err.Error(), c.Build); qerr != nil {
+					return st, errors.Join(err, qerr)
+				}
+				quarantined++
+				st.Quarantined++
+			}
+			continue
+		}
 		if err != nil {
 			return st, err
+		}
+		if s.retry != nil {
+			next = cp.Seq
 		}
 		// The batch's work and its checkpoint commit together; a parent
 		// context cancelled by now still lets this write through.
 		if err := s.save(context.WithoutCancel(ctx), Checkpoint{Seq: next, At: now}); err != nil {
 			return st, err
+		}
+		if s.retry != nil {
+			// A retry batch cut short by the budget leaves its episodes
+			// to be retried by the next cycle.
+			if !bst.Deferred {
+				if err := c.retried(context.WithoutCancel(ctx), s); err != nil {
+					return st, err
+				}
+			}
+			retry = nil
+			st.add(bst)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		st.add(bst)
 		done += bst.Episodes
@@ -265,6 +317,69 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 		"merged", st.Merged, "archived", st.Archived, "expired", st.Expired, "episodes_expired", st.EpisodesExpired,
 		"episodes_archived", st.EpisodesArchived, "deferred", st.Deferred)
 	return st, nil
+}
+
+// retries returns the episodes a quarantine released, to be worked again
+// (nil when there are none, and none that still exist).
+func (c *Consolidator) retries(ctx context.Context) ([]store.SeqEpisode, error) {
+	ids, err := c.DB.RetryIDs(ctx, store.QuarantineEpisode)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	eps, err := c.DB.EpisodesWithSeq(ctx, slices.Collect(maps.Keys(ids)))
+	if err != nil {
+		return nil, err
+	}
+	if len(eps) == 0 {
+		// Forgotten since: nothing left to work, nothing to hold.
+		return nil, c.DB.Unquarantine(ctx, store.QuarantineEpisode, slices.Collect(maps.Keys(ids)))
+	}
+	return eps, nil
+}
+
+// retried lifts the quarantine of what a retry batch worked without a
+// failure: its episodes, and the released beliefs it loaded.
+func (c *Consolidator) retried(ctx context.Context, s *cycle) error {
+	var eps []string
+	for _, e := range s.retry {
+		eps = append(eps, e.ID)
+	}
+	if err := c.DB.Unquarantine(ctx, store.QuarantineEpisode, eps); err != nil {
+		return err
+	}
+	ids, err := c.DB.RetryIDs(ctx, store.QuarantineBelief)
+	if err != nil {
+		return err
+	}
+	return c.DB.Unquarantine(ctx, store.QuarantineBelief, slices.Collect(maps.Keys(ids)))
+}
+
+// blamed is an item a cycle was working on: what is quarantined when it
+// panics.
+type blamed struct{ kind, id string }
+
+// safeRun is run, a panic becoming an error (s.blame says what was being
+// worked).
+func (s *cycle) safeRun(ctx context.Context, cp Checkpoint) (next int64, err error) {
+	err = safe.Run(func() error {
+		var rerr error
+		next, rerr = s.run(ctx, cp)
+		return rerr
+	})
+	return next, err
+}
+
+// working says which episodes the cycle works now.
+func (s *cycle) working(eps ...*episode.Episode) {
+	s.blame = s.blame[:0]
+	for _, e := range eps {
+		s.blame = append(s.blame, blamed{store.QuarantineEpisode, e.ID})
+	}
+}
+
+// workingBelief says which belief the cycle works now.
+func (s *cycle) workingBelief(id string) {
+	s.blame = append(s.blame[:0], blamed{store.QuarantineBelief, id})
 }
 
 // statedPending reports whether one of the n episodes after seq (fewer
@@ -309,14 +424,36 @@ type cycle struct {
 	metaSources map[string]bool
 	asked       map[string]bool
 	levels      map[string]string // review levels other than pending (see review.go)
+	// retry, when set, are the episodes this batch works instead of those
+	// after the checkpoint (released from quarantine); the checkpoint
+	// stays where it is.
+	retry []store.SeqEpisode
+	// blame is what the cycle is working on (nil: no item in particular).
+	blame []blamed
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
 	next = cp.Seq
-	newEps, err := s.c.DB.EpisodesAfter(ctx, cp.Seq, s.o.MaxEpisodes)
+	newEps := s.retry
+	if newEps == nil {
+		if newEps, err = s.c.DB.EpisodesAfter(ctx, cp.Seq, s.o.MaxEpisodes); err != nil {
+			return next, err
+		}
+	}
+	// What a stage failed on stays out of it.
+	held, err := s.c.DB.QuarantinedIDs(ctx, store.QuarantineEpisode)
 	if err != nil {
 		return next, err
 	}
+	heldBeliefs, err := s.c.DB.QuarantinedIDs(ctx, store.QuarantineBelief)
+	if err != nil {
+		return next, err
+	}
+	lastSeq := int64(0)
+	if n := len(newEps); n > 0 {
+		lastSeq = newEps[n-1].Seq
+	}
+	newEps = slices.DeleteFunc(slices.Clone(newEps), func(e store.SeqEpisode) bool { return held[e.ID] })
 	s.st.Episodes = len(newEps)
 	levels, err := s.c.DB.BeliefLevels(ctx)
 	if err != nil {
@@ -328,6 +465,9 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 			for _, id := range l {
 				s.used[id] = true
 			}
+		}
+		if heldBeliefs[b.ID] {
+			return nil
 		}
 		if b.Status == belief.StatusActive || s.levels[b.ID] == store.LevelDenied {
 			s.beliefs[b.ID] = &b
@@ -351,8 +491,12 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 		if err != nil {
 			return next, err
 		}
+		inBatch := map[string]bool{}
+		for _, e := range newEps {
+			inBatch[e.ID] = true
+		}
 		for _, e := range older {
-			if !s.used[e.ID] {
+			if !s.used[e.ID] && !held[e.ID] && !inBatch[e.ID] {
 				pool = append(pool, e)
 			}
 		}
@@ -373,6 +517,7 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 			}
 			break
 		}
+		s.working(cl.newEpisodes()...)
 		if err := s.cluster(ctx, cl); err != nil {
 			if ctx.Err() != nil {
 				// The time budget ran out inside this cluster: what was
@@ -392,9 +537,12 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 			next = max(next, cl.maxNewSeq())
 		}
 	}
+	s.working()
 	s.st.Worked = worked
-	if !s.st.Deferred && len(newEps) > 0 {
-		next = newEps[len(newEps)-1].Seq
+	if !s.st.Deferred && lastSeq > 0 {
+		// Past the held episodes too: they wait for their release, not
+		// at the checkpoint.
+		next = lastSeq
 		if len(newEps) == s.o.MaxEpisodes {
 			s.st.Deferred = true
 		}
@@ -639,6 +787,10 @@ func (s *cycle) direct(ctx context.Context, cl *cluster, e *episode.Episode) err
 // at least MinCluster of them, and more than contradict it.
 func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 	if len(cand.Episodes) < s.o.MinCluster {
+		return nil
+	}
+	if why := lexicon.NotAThing(cand.Subject); why != "" && cand.Subject != "" {
+		s.log.Debug("candidate belief dropped: its subject is no thing", "why", why)
 		return nil
 	}
 	pseudo := &belief.Belief{Statement: cand.Statement, Subject: cand.Subject, Predicate: cand.Predicate, Context: cand.Context}

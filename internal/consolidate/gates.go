@@ -24,6 +24,7 @@ func (s *cycle) gates(ctx context.Context) {
 		if b.Status != belief.StatusActive || s.fresh[id] || s.frozen(b) {
 			continue
 		}
+		s.workingBelief(id)
 		pe, err := s.predictionError(ctx, b)
 		if err != nil {
 			s.log.Warn("belief gates skipped", "id", id, "err", err)
@@ -55,6 +56,7 @@ func (s *cycle) gates(ctx context.Context) {
 			s.log.Info("belief archived", "id", id, "confidence", b.Confidence(), "evidence", b.EvidenceCount)
 		}
 	}
+	s.working()
 	s.merges()
 	s.metas(ctx)
 }

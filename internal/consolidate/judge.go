@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/lexicon"
 )
 
 // Relation is how one episode bears on one belief.
@@ -94,7 +95,10 @@ type claim struct {
 // claimOf reduces a signal; ok is false for signals no belief can use.
 func claimOf(s episode.Signal) (claim, bool) {
 	subj := headTerm(normTerm(s.Subject))
-	if subj == "" || dangling(subj) || speakerWords(subj) {
+	if subj == "" || dangling(subj) || speakerWords(subj) || lexicon.NotAThing(asWritten(s.Text, s.Subject)) != "" {
+		// Not a thing a lasting belief can be about: "User prefers is.",
+		// "User prefers Option 2." (a one-off choice), "User avoids fix
+		// anything.".
 		return claim{}, false
 	}
 	pol := 1

@@ -221,6 +221,7 @@ func (s *cycle) statedAll(ctx context.Context, eps []store.SeqEpisode) {
 		if s.used[e.ID] {
 			continue
 		}
+		s.working(e)
 		if s.stated(ctx, e) {
 			s.used[e.ID] = true
 			s.epCache[e.ID] = *e

@@ -394,3 +394,26 @@ func TestDecisionNotStated(t *testing.T) {
 		t.Fatalf("a decision formed a belief at once")
 	}
 }
+
+// TestNoBeliefOfNoThing: what the user says of no thing a lasting belief
+// can be about — a one-off choice among the assistant's options, an issue
+// number, a bare verb, a function word — forms no belief, however often it
+// is said; a name that is also a verb ("Go") still does.
+func TestNoBeliefOfNoThing(t *testing.T) {
+	w := newStatedWorld(t)
+	for d := range 3 {
+		w.day(d, "use option 2", "let's go with the second approach", "fix #91 first", "always prefer #91",
+			"I prefer fixing it", "I prefer that one", "I prefer Go over Python for CLIs")
+	}
+	all, err := w.db.ListBeliefs(w.ctx, store.BeliefFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range all {
+		if b.Statement != "User prefers Go." && b.Statement != "User avoids Python." {
+			w.dump()
+			t.Fatalf("belief %q formed", b.Statement)
+		}
+	}
+	w.expect("User prefers Go.", belief.StatusActive, 4, 1)
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/safe"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -42,6 +43,9 @@ type Pipeline struct {
 	BatchSize int
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Build names the running build: a capture quarantined by it is tried
+	// again by another.
+	Build string
 	// Progress, when set, hears after each batch how many of the captures
 	// pending at the start are done (a backfill's thousands take minutes
 	// with the sentence embedder).
@@ -256,6 +260,17 @@ type extracted struct {
 	by       string
 	err      error
 	fallback bool
+	panicked bool // err is a panic: the capture is quarantined at once
+}
+
+// safeExtract runs x on in, a panic becoming an error.
+func safeExtract(ctx context.Context, x extract.Extractor, in extract.Input) (d extract.Draft, err error) {
+	defer func() {
+		if perr := safe.Recovered(recover()); perr != nil {
+			d, err = extract.Draft{}, perr
+		}
+	}()
+	return x.Extract(ctx, in)
 }
 
 // batch extracts, embeds and dedups one batch of captures.
@@ -302,12 +317,29 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 	}
 	vecs := make([][]float32, len(caps))
 	if len(texts) > 0 {
-		vs, err := p.Embedder.Embed(ctx, texts)
+		vs, err := p.embed(ctx, texts)
 		if err != nil {
-			return nil, 0, fmt.Errorf("embed: %w", err)
-		}
-		for k, i := range which {
-			vecs[i] = vs[k]
+			// One text may be what fails: each alone, and the ones that
+			// still fail fail their capture. When none goes through, the
+			// embedder itself is down: the stage fails and every capture
+			// stays pending.
+			good := 0
+			for k, i := range which {
+				v, err1 := p.embed(ctx, texts[k:k+1])
+				if err1 != nil {
+					results[i] = extracted{err: fmt.Errorf("embed: %w", err1), panicked: safe.IsPanic(err1)}
+					continue
+				}
+				vecs[i] = v[0]
+				good++
+			}
+			if good == 0 {
+				return nil, 0, fmt.Errorf("embed: %w", err)
+			}
+		} else {
+			for k, i := range which {
+				vecs[i] = vs[k]
+			}
 		}
 	}
 
@@ -324,7 +356,7 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 		}
 		switch {
 		case r.err != nil:
-			outs = append(outs, store.Outcome{CaptureID: c.ID, Fail: r.err.Error()})
+			outs = append(outs, store.Outcome{CaptureID: c.ID, Fail: r.err.Error(), Panicked: r.panicked, Build: p.Build})
 			continue
 		case c.Continuation:
 			// The turn's start is the nearest earlier capture of the
@@ -347,16 +379,22 @@ func (p *Pipeline) batch(ctx context.Context, caps []store.Capture, ix *index) (
 				outs = append(outs, store.Outcome{CaptureID: c.ID, Skip: "trivial"})
 				continue
 			}
-			vs, err := p.Embedder.Embed(ctx, []string{TextFor(p.Embedder.Name(), r.draft)})
+			vs, err := p.embed(ctx, []string{TextFor(p.Embedder.Name(), r.draft)})
 			if err != nil {
-				return nil, 0, fmt.Errorf("embed: %w", err)
+				outs = append(outs, store.Outcome{CaptureID: c.ID, Fail: "embed: " + err.Error(),
+					Panicked: safe.IsPanic(err), Build: p.Build})
+				continue
 			}
 			vecs[i] = vs[0]
 		case r.draft.Skip:
 			outs = append(outs, store.Outcome{CaptureID: c.ID, Skip: "trivial"})
 			continue
 		}
-		ep := p.episodeOf(c, r, vecs[i], now)
+		ep, err := p.safeEpisodeOf(c, r, vecs[i], now)
+		if err != nil {
+			outs = append(outs, store.Outcome{CaptureID: c.ID, Fail: err.Error(), Panicked: true, Build: p.Build})
+			continue
+		}
 		if id, ok := batchHash[ep.ContentHash]; ok {
 			outs = append(outs, store.Outcome{CaptureID: c.ID, MergeInto: id,
 				Merge: &store.EpisodeMerge{SessionID: c.SessionID, Entities: ep.Entities, Importance: ep.Importance}})
@@ -407,7 +445,7 @@ func (p *Pipeline) extractBatch(ctx context.Context, b extract.Batcher, caps []s
 	for i, c := range caps {
 		ins[i] = InputOf(c)
 	}
-	ds, errs := b.ExtractBatch(ctx, ins)
+	ds, errs := safeBatch(ctx, b, ins)
 	for i := range caps {
 		if errs[i] == nil {
 			out[i] = extracted{draft: ds[i], by: b.Name()}
@@ -417,9 +455,31 @@ func (p *Pipeline) extractBatch(ctx context.Context, b extract.Batcher, caps []s
 	}
 }
 
+// safeBatch is b.ExtractBatch with a panic failing every input (each then
+// goes to the fallback on its own).
+func safeBatch(ctx context.Context, b extract.Batcher, ins []extract.Input) (ds []extract.Draft, errs []error) {
+	defer func() {
+		if perr := safe.Recovered(recover()); perr != nil {
+			ds, errs = make([]extract.Draft, len(ins)), make([]error, len(ins))
+			for i := range errs {
+				errs[i] = perr
+			}
+		}
+	}()
+	ds, errs = b.ExtractBatch(ctx, ins)
+	if len(ds) != len(ins) || len(errs) != len(ins) {
+		err := fmt.Errorf("extractor %s returned %d drafts and %d errors for %d captures", b.Name(), len(ds), len(errs), len(ins))
+		ds, errs = make([]extract.Draft, len(ins)), make([]error, len(ins))
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return ds, errs
+}
+
 func (p *Pipeline) extract(ctx context.Context, c store.Capture) extracted {
 	in := InputOf(c)
-	d, err := p.Extractor.Extract(ctx, in)
+	d, err := safeExtract(ctx, p.Extractor, in)
 	if err == nil {
 		return extracted{draft: d, by: p.Extractor.Name()}
 	}
@@ -427,15 +487,16 @@ func (p *Pipeline) extract(ctx context.Context, c store.Capture) extracted {
 }
 
 // fallback extracts in with the fallback extractor after the configured one
-// failed with err.
+// failed with err. Without a fallback, or when it fails too, the capture
+// fails; a panic of the last extractor tried quarantines it at once.
 func (p *Pipeline) fallback(ctx context.Context, c store.Capture, in extract.Input, err error) extracted {
 	if p.Fallback == nil || errors.Is(err, context.Canceled) {
-		return extracted{err: err}
+		return extracted{err: err, panicked: safe.IsPanic(err)}
 	}
 	p.Log.Warn("extractor failed, using fallback", "capture", c.ID, "extractor", p.Extractor.Name(), "err", err)
-	d, ferr := p.Fallback.Extract(ctx, in)
+	d, ferr := safeExtract(ctx, p.Fallback, in)
 	if ferr != nil {
-		return extracted{err: fmt.Errorf("%v; fallback: %w", err, ferr)}
+		return extracted{err: fmt.Errorf("%v; fallback: %w", err, ferr), panicked: safe.IsPanic(ferr)}
 	}
 	return extracted{draft: d, by: p.Fallback.Name(), fallback: true}
 }
@@ -446,6 +507,32 @@ func InputOf(c store.Capture) extract.Input {
 		TurnAt: c.TurnAt, Content: c.Content}
 	_ = json.Unmarshal([]byte(c.Messages), &in.Blocks)
 	return in
+}
+
+// embed is the embedder's Embed, a panic becoming an error and a reply of
+// the wrong length an error too.
+func (p *Pipeline) embed(ctx context.Context, texts []string) (vs [][]float32, err error) {
+	defer func() {
+		if perr := safe.Recovered(recover()); perr != nil {
+			vs, err = nil, perr
+		}
+	}()
+	vs, err = p.Embedder.Embed(ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		return nil, fmt.Errorf("embedder %s returned %d vectors for %d texts", p.Embedder.Name(), len(vs), len(texts))
+	}
+	return vs, err
+}
+
+// safeEpisodeOf is episodeOf, a panic (of the classification) becoming an
+// error.
+func (p *Pipeline) safeEpisodeOf(c store.Capture, r extracted, vec []float32, now time.Time) (ep *episode.Episode, err error) {
+	defer func() {
+		if perr := safe.Recovered(recover()); perr != nil {
+			ep, err = nil, perr
+		}
+	}()
+	return p.episodeOf(c, r, vec, now), nil
 }
 
 func (p *Pipeline) episodeOf(c store.Capture, r extracted, vec []float32, now time.Time) *episode.Episode {

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +42,19 @@ func (db *DB) seqEpisodes(ctx context.Context, q string, args ...any) ([]SeqEpis
 // first.
 func (db *DB) EpisodesAfter(ctx context.Context, seq int64, limit int) ([]SeqEpisode, error) {
 	return db.seqEpisodes(ctx, "SELECT "+episodeCols+", seq FROM episodes WHERE seq > ? ORDER BY seq LIMIT ?", seq, limit)
+}
+
+// EpisodesWithSeq returns the episodes with the given ids that still
+// exist, with their seqs, oldest first.
+func (db *DB) EpisodesWithSeq(ctx context.Context, ids []string) ([]SeqEpisode, error) {
+	var out []SeqEpisode
+	err := inChunks(ids, func(in string, args []any) error {
+		got, err := db.seqEpisodes(ctx, "SELECT "+episodeCols+", seq FROM episodes WHERE id IN ("+in+")", args...)
+		out = append(out, got...)
+		return err
+	})
+	slices.SortFunc(out, func(a, b SeqEpisode) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, err
 }
 
 // EpisodesUpTo returns up to limit episodes inserted at or before seq that

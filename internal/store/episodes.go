@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,12 @@ type Outcome struct {
 	Merge     *EpisodeMerge    // what to add to MergeInto
 	Skip      string           // a reason: nothing worth remembering
 	Fail      string           // an error; the capture is retried up to MaxAttempts
+	// Panicked marks a Fail that was a panic: it would happen again, so
+	// the capture is quarantined at once.
+	Panicked bool
+	// Build names the build that failed on the capture (its quarantine
+	// is lifted by another).
+	Build string
 }
 
 // EpisodeMerge is what a duplicate or a continuation adds to an episode.
@@ -48,7 +55,8 @@ type EpisodeMerge struct {
 	MaxContext int
 }
 
-// MaxAttempts is how often a failing capture is tried before it is marked failed.
+// MaxAttempts is how often a failing capture is tried before it is marked
+// failed and quarantined.
 const MaxAttempts = 3
 
 // IngestResult says what CommitOutcomes did.
@@ -85,12 +93,16 @@ func (db *DB) CommitOutcomes(ctx context.Context, outs []Outcome) (IngestResult,
 			switch {
 			case o.Fail != "":
 				next := CapturePending
-				if attempts+1 >= MaxAttempts {
+				if attempts+1 >= MaxAttempts || o.Panicked {
 					next = CaptureFailed
 					res.Failed++
+					if err := quarantine(ctx, tx, QuarantineCapture, strconv.FormatInt(o.CaptureID, 10), "ingest", o.Fail,
+						o.Build, time.UnixMilli(now)); err != nil {
+						return err
+					}
 				}
 				if _, err := tx.ExecContext(ctx, "UPDATE captures SET status = ?, attempts = attempts + 1, error = ?, processed_at = ? WHERE id = ?",
-					next, o.Fail, now, o.CaptureID); err != nil {
+					next, clipReason(o.Fail), now, o.CaptureID); err != nil {
 					return err
 				}
 				continue

@@ -30,6 +30,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 			if err := forgetHistory(ctx, tx, id, now); err != nil {
 				return err
 			}
+			if err := forgetQuarantine(ctx, tx, QuarantineEpisode, id); err != nil {
+				return err
+			}
 		}
 		for _, id := range beliefIDs {
 			res, err := tx.ExecContext(ctx, "DELETE FROM beliefs WHERE id = ?", id)
@@ -43,6 +46,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 				return err
 			}
 			if err := forgetReview(ctx, tx, id); err != nil {
+				return err
+			}
+			if err := forgetQuarantine(ctx, tx, QuarantineBelief, id); err != nil {
 				return err
 			}
 			if err := forgetHistory(ctx, tx, id, now); err != nil {

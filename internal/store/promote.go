@@ -14,6 +14,7 @@ import (
 type PromotionBelief struct {
 	ID            string
 	Statement     string
+	Subject       string
 	Scope         string
 	Project       string
 	ProjectPath   string
@@ -49,7 +50,7 @@ func (b PromotionBelief) Shown() bool { return !b.PromotedAt.IsZero() && b.Promo
 // active ones at or above the thresholds, the pinned ones, and every one
 // shown or marked promoted now.
 func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, minEvidence int) ([]PromotionBelief, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT beliefs.id, beliefs.statement, scope, project, project_path, status, confidence_alpha,
+	rows, err := db.sql.QueryContext(ctx, `SELECT beliefs.id, beliefs.statement, beliefs.subject, scope, project, project_path, status, confidence_alpha,
 		confidence_beta, evidence_count, created_at, promoted_at, demoted_at, promoted_to, promoted_confidence,
 		coalesce((SELECT e.context FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
 		coalesce((SELECT e.type FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
@@ -68,7 +69,7 @@ func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, mi
 		var created int64
 		var promoted, demoted sql.NullInt64
 		var shownConf sql.NullFloat64
-		if err := rows.Scan(&b.ID, &b.Statement, &b.Scope, &b.Project, &b.ProjectPath, &b.Status, &b.Alpha, &b.Beta,
+		if err := rows.Scan(&b.ID, &b.Statement, &b.Subject, &b.Scope, &b.Project, &b.ProjectPath, &b.Status, &b.Alpha, &b.Beta,
 			&b.EvidenceCount, &created, &promoted, &demoted, &b.PromotedTo, &shownConf, &b.FirstEvidence, &b.FirstEvidenceType, &b.Level); err != nil {
 			return nil, err
 		}

@@ -40,11 +40,12 @@ func TestReviewMigrationKeepsShownBeliefs(t *testing.T) {
 	if err := db.ApplyPromotion(ctx, MemoryFile{}, []PromotionChange{{ID: "bl_00000000000b", Op: OpDemote, From: "/m/MEMORY.md"}}, promoted); err != nil {
 		t.Fatal(err)
 	}
-	// Back to the schema before the latest migration, which added the
-	// review tables.
-	latest := LatestVersion()
+	// Back to the schema before the migration that added the review
+	// tables (and the ones after it).
+	const review = 8 // 0008_review.sql
 	for _, q := range []string{"DROP TABLE belief_levels", "DROP TABLE review_decisions", "DROP TABLE core_files",
-		fmt.Sprintf("DELETE FROM schema_migrations WHERE version = %d", latest), fmt.Sprintf("PRAGMA user_version = %d", latest-1)} {
+		"DROP TABLE quarantine",
+		fmt.Sprintf("DELETE FROM schema_migrations WHERE version >= %d", review), fmt.Sprintf("PRAGMA user_version = %d", review-1)} {
 		if _, err := db.sql.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

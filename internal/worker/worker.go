@@ -7,6 +7,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/review"
+	"github.com/engram-memory/engram/internal/safe"
 	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -51,6 +53,9 @@ type Components struct {
 	ReembedProgress func(ingest.ReembedStats)
 	// Close releases what the components hold.
 	Close func()
+	// Build names the running build (BuildID when empty): what it
+	// quarantines, another build tries again.
+	Build string
 }
 
 // Stats is what one cycle did.
@@ -69,7 +74,13 @@ type Stats struct {
 	Promotion     promote.Stats        `json:"promotion"`
 	Share         *share.Stats         `json:"share,omitempty"`
 	ShareError    string               `json:"share_error,omitempty"`
-	Millis        int64                `json:"ms"`
+	// Failures are the steps that failed (the others ran).
+	Failures []StepFailure `json:"failures,omitempty"`
+	// Released counts the quarantined items a new build tries again;
+	// Quarantined, the items held at the end of the cycle.
+	Released    int   `json:"released,omitempty"`
+	Quarantined int   `json:"quarantined"`
+	Millis      int64 `json:"ms"`
 }
 
 // ErrBusy means another cycle holds the lock.
@@ -90,81 +101,140 @@ func Lock(home string) (*flock.Flock, error) {
 	return lk, nil
 }
 
-// Cycle runs one cycle. The caller holds the lock.
+// StepFailure is a step of the cycle that failed; the others went on.
+type StepFailure struct {
+	Step  string `json:"step"`
+	Error string `json:"error"`
+}
+
+// Cycle runs one cycle. The caller holds the lock. Each step is guarded: a
+// step that fails (an error, or a panic) is logged and recorded in
+// st.Failures, and the steps after it still run, since each works from
+// what the store holds; the returned error joins the failures. One bad item
+// never fails a step: ingest and consolidation quarantine what they fail on
+// and go on. Only a cancelled ctx stops the cycle early.
 func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components, log *slog.Logger) (st Stats, err error) {
 	start := time.Now()
 	defer func() { st.Millis = time.Since(start).Milliseconds() }()
-	if st, err = Capture(ctx, cfg, db, log); err != nil {
-		return st, err
+	var errs []error
+	step := func(name string, fn func() error) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := safe.Run(fn); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			log.Error("cycle step failed; the others go on", "step", name, "err", err)
+			st.Failures = append(st.Failures, StepFailure{Step: name, Error: err.Error()})
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
 	}
-	p := &ingest.Pipeline{DB: db, Extractor: comp.Extractor, Fallback: comp.Fallback, Embedder: comp.Embedder,
-		Log: log, Concurrency: comp.Concurrency, DedupSimilarity: float32(cfg.DedupSimilarity), Progress: comp.IngestProgress}
-	st.Ingest, err = p.Run(ctx)
-	if err != nil {
-		return st, fmt.Errorf("ingest: %w", err)
+	build := comp.Build
+	if build == "" {
+		build = BuildID()
 	}
+	step("quarantine", func() (err error) {
+		// A new build may have fixed what an older one failed on.
+		if st.Released, err = db.ReleaseQuarantine(ctx, build); st.Released > 0 {
+			log.Info("quarantine: items held by another build are tried again", "items", st.Released, "build", build)
+		}
+		return err
+	})
+	step("capture", func() error {
+		cst, err := Capture(ctx, cfg, db, log)
+		st.SpoolFiles, st.SpoolCaptures, st.SweptSessions, st.SweptCaptures = cst.SpoolFiles, cst.SpoolCaptures, cst.SweptSessions, cst.SweptCaptures
+		return err
+	})
+	step("ingest", func() (err error) {
+		p := &ingest.Pipeline{DB: db, Extractor: comp.Extractor, Fallback: comp.Fallback, Embedder: comp.Embedder,
+			Log: log, Concurrency: comp.Concurrency, DedupSimilarity: float32(cfg.DedupSimilarity), Progress: comp.IngestProgress,
+			Build: build}
+		st.Ingest, err = p.Run(ctx)
+		return err
+	})
 	if embed.IsSentence(comp.Embedder.Name()) {
 		// Memories made before the sentence embedder arrived get its vectors,
 		// newest first, within a budget per cycle.
-		if st.Reembed, err = ingest.Reembed(ctx, db, comp.Embedder, comp.ReembedBudget, comp.ReembedProgress); err != nil {
-			return st, fmt.Errorf("re-embed: %w", err)
-		}
+		step("re-embed", func() (err error) {
+			st.Reembed, err = ingest.Reembed(ctx, db, comp.Embedder, comp.ReembedBudget, comp.ReembedProgress)
+			return err
+		})
 	} else {
 		// Beliefs without a vector (a statement edited in review while the
 		// configured embedder was not at hand) get one; Reembed does the
 		// same for the sentence embedder.
-		if st.Reembed.Beliefs, err = ingest.EmbedMissingBeliefs(ctx, db, comp.Embedder, comp.ReembedBudget); err != nil {
-			return st, fmt.Errorf("embed beliefs: %w", err)
-		}
+		step("embed beliefs", func() (err error) {
+			st.Reembed.Beliefs, err = ingest.EmbedMissingBeliefs(ctx, db, comp.Embedder, comp.ReembedBudget)
+			return err
+		})
 	}
-	if st.Accesses, err = recollect.FoldAccessLog(ctx, db, cfg.Home); err != nil {
-		return st, fmt.Errorf("fold access log: %w", err)
-	}
-	c := &consolidate.Consolidator{DB: db, Judge: comp.Judge, Embedder: comp.Embedder, Log: log,
-		Options: consolidate.Options{EpisodeThreshold: cfg.BeliefEpisodeThreshold, Interval: cfg.BeliefInterval,
-			ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation, Progress: comp.BeliefProgress,
-			CommitmentTTL: time.Duration(cfg.CommitmentDays) * 24 * time.Hour}}
-	if st.Beliefs, err = c.Run(ctx, time.Now()); err != nil {
-		return st, fmt.Errorf("consolidate beliefs: %w", err)
-	}
+	step("fold access log", func() (err error) {
+		st.Accesses, err = recollect.FoldAccessLog(ctx, db, cfg.Home)
+		return err
+	})
+	step("consolidate beliefs", func() (err error) {
+		c := &consolidate.Consolidator{DB: db, Judge: comp.Judge, Embedder: comp.Embedder, Log: log, Build: build,
+			Options: consolidate.Options{EpisodeThreshold: cfg.BeliefEpisodeThreshold, Interval: cfg.BeliefInterval,
+				ClusterSimilarity: cfg.BeliefClusterSimilarity, Force: comp.ForceConsolidation, Progress: comp.BeliefProgress,
+				CommitmentTTL: time.Duration(cfg.CommitmentDays) * 24 * time.Hour}}
+		st.Beliefs, err = c.Run(ctx, time.Now())
+		return err
+	})
 	if cfg.ShareURL != "" {
 		// After consolidation, so that an episode and the belief it formed
 		// leave together; before the recollections, so that what was
 		// pulled is recallable at once. A server that cannot be reached
 		// costs this step only: the cycle goes on, and the next one pushes
 		// what is queued.
-		ss, serr := share.Sync(ctx, db, share.Options{URL: cfg.ShareURL, Personal: cfg.SharePersonal,
-			Embedder: comp.Embedder, Log: log})
-		st.Share = &ss
-		if serr != nil {
-			if ctx.Err() != nil {
-				return st, ctx.Err()
+		step("share", func() error {
+			ss, serr := share.Sync(ctx, db, share.Options{URL: cfg.ShareURL, Personal: cfg.SharePersonal,
+				Embedder: comp.Embedder, Log: log})
+			st.Share = &ss
+			if serr != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				st.ShareError = serr.Error()
+				log.Warn("share: sync failed; memory stays local until the next cycle", "err", serr, "pending", ss.Pending)
+			} else if ss.Pushed+ss.Tombstones+ss.Pulled > 0 {
+				log.Info("share: synced", "pushed", ss.Pushed, "tombstones", ss.Tombstones, "pulled", ss.Pulled,
+					"inserted", ss.Inserted, "updated", ss.Updated, "deleted", ss.Deleted, "ms", ss.Millis)
 			}
-			st.ShareError = serr.Error()
-			log.Warn("share: sync failed; memory stays local until the next cycle", "err", serr, "pending", ss.Pending)
-		} else if ss.Pushed+ss.Tombstones+ss.Pulled > 0 {
-			log.Info("share: synced", "pushed", ss.Pushed, "tombstones", ss.Tombstones, "pulled", ss.Pulled,
-				"inserted", ss.Inserted, "updated", ss.Updated, "deleted", ss.Deleted, "ms", ss.Millis)
+			return nil
+		})
+	}
+	step("recollections", func() (err error) {
+		st.Recall, err = recollect.Build(ctx, db, cfg.Home, recollect.BuildOptions{}, time.Now())
+		return err
+	})
+	step("session neighbours", func() (err error) {
+		now := time.Now()
+		st.Neighbours, err = recollect.BuildNeighbours(ctx, db, cfg.Home, comp.Embedder.Name(), now.Add(-24*time.Hour), now)
+		recollect.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
+		return err
+	})
+	step("review levels", func() (err error) {
+		if st.Review, err = review.Advance(ctx, db, cfg.Review, time.Now()); err != nil {
+			return err
 		}
+		if err := notice.WriteReview(cfg.Home, st.Review.Waiting); err != nil {
+			log.Warn("review notice", "err", err)
+		}
+		return nil
+	})
+	step("promotion", func() (err error) {
+		st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now()))
+		return err
+	})
+	step("quarantine", func() (err error) {
+		st.Quarantined, err = db.QuarantineTotal(ctx)
+		return err
+	})
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
 	}
-	if st.Recall, err = recollect.Build(ctx, db, cfg.Home, recollect.BuildOptions{}, time.Now()); err != nil {
-		return st, fmt.Errorf("recollections: %w", err)
-	}
-	now := time.Now()
-	if st.Neighbours, err = recollect.BuildNeighbours(ctx, db, cfg.Home, comp.Embedder.Name(), now.Add(-24*time.Hour), now); err != nil {
-		return st, fmt.Errorf("session neighbours: %w", err)
-	}
-	recollect.CleanSessionFiles(cfg.Home, 7*24*time.Hour, now)
-	if st.Review, err = review.Advance(ctx, db, cfg.Review, time.Now()); err != nil {
-		return st, fmt.Errorf("review levels: %w", err)
-	}
-	if err := notice.WriteReview(cfg.Home, st.Review.Waiting); err != nil {
-		log.Warn("review notice", "err", err)
-	}
-	if st.Promotion, err = promote.Run(ctx, db, promote.OptionsFrom(cfg, log, time.Now())); err != nil {
-		return st, fmt.Errorf("promotion: %w", err)
-	}
-	return st, nil
+	return st, errors.Join(errs...)
 }
 
 // Capture is the capture part of a cycle: drain the spool, then sweep.
