@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/lexicon"
 )
 
 // Local is the default extractor: deterministic heuristics, no network,
@@ -414,6 +415,12 @@ func importance(x exchange, sigs []episode.Signal, contentLen int, trivial bool)
 func scope(sigs []episode.Signal, projectPaths int) string {
 	global, project := 0, 0
 	for _, s := range sigs {
+		if lexicon.NoContent(s.Subject) != "" {
+			// "use option 2", "fix #91": a one-off answer to the
+			// assistant, no habit of the user's to make the exchange
+			// global.
+			continue
+		}
 		switch s.Kind {
 		case episode.SignalPreference, episode.SignalAvoid, episode.SignalSwitch:
 			if s.Global {

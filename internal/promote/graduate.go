@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"time"
@@ -30,13 +31,13 @@ type graduation struct {
 func graduate(secs []section, eps []episode.Episode, now time.Time, fits func(string) bool, nl string) graduation {
 	g := graduation{nl: nl}
 	secs = cloneSections(secs)
+	slices.SortStableFunc(secs, func(a, b section) int { return strings.Compare(a.date, b.date) })
 	have := map[string]bool{}
 	for _, s := range secs {
 		for _, b := range s.bullets {
 			have[b] = true
 		}
 	}
-	today := now.Format(time.DateOnly)
 	for _, e := range eps {
 		g.graduated = append(g.graduated, e.ID)
 		bullet := "- " + oneLine(e.Summary, graduatedSummaryMax)
@@ -44,10 +45,17 @@ func graduate(secs []section, eps []episode.Episode, now time.Time, fits func(st
 			continue
 		}
 		have[bullet] = true
-		i := len(secs) - 1
-		if i < 0 || secs[i].date != today {
-			secs = append(secs, section{date: today})
-			i++
+		// Under the day it was said, not the day of the cycle: a backfill
+		// or a worker that has not run for a while files each episode
+		// where it belongs. Sections stay in date order (the oldest is
+		// archived first).
+		date := now.Format(time.DateOnly)
+		if !e.OccurredAt.IsZero() && e.OccurredAt.Before(now) {
+			date = e.OccurredAt.In(now.Location()).Format(time.DateOnly)
+		}
+		i, found := slices.BinarySearchFunc(secs, date, func(s section, d string) int { return strings.Compare(s.date, d) })
+		if !found {
+			secs = slices.Insert(secs, i, section{date: date})
 		}
 		secs[i].bullets = append(secs[i].bullets, bullet)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -285,4 +286,58 @@ func hasHit(hits []store.EpisodeHit, id string) bool {
 		}
 	}
 	return false
+}
+
+// TestGraduatedUnderTheDaySaid: an episode graduates under the date it was
+// said, not the date of the cycle (a worker that has not run for days, a
+// backfill), in date order among the sections already there.
+func TestGraduatedUnderTheDaySaid(t *testing.T) {
+	f := newFixture(t)
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	f.episode("Keep the service stateless", 0.9, episode.ScopeGlobal, now.Add(-time.Hour))
+	f.run(now)
+	f.episode("Always sign commits", 0.9, episode.ScopeGlobal, now.Add(-5*24*time.Hour))
+	f.episode("Release on Tuesdays", 0.9, episode.ScopeGlobal, now.Add(-2*24*time.Hour))
+	f.run(now.Add(time.Hour))
+	s := f.read(f.loc.GlobalFile())
+	want := []string{"## 2026-03-05\n\n- Always sign commits\n", "## 2026-03-08\n\n- Release on Tuesdays\n", "## 2026-03-10\n\n- Keep the service stateless\n"}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(s, w)
+		if i < 0 || i < last {
+			t.Fatalf("want %q after the sections before it:\n%s", w, s)
+		}
+		last = i
+	}
+}
+
+// TestNoThingNotPromoted: beliefs an older build formed about no thing
+// ("User prefers is.", a project preference for "#91") stay out of
+// MEMORY.md; a name that is also a verb ("Go") and a belief whose
+// statement the user rewrote are shown.
+func TestNoThingNotPromoted(t *testing.T) {
+	f := newFixture(t)
+	for stmt, subject := range map[string]string{
+		"User prefers is.":                  "is",
+		"User prefers Option 2.":            "option 2",
+		"User avoids fix anything.":         "fix anything",
+		"User prefers Go.":                  "go",
+		"Always run the linter before push": "run",
+	} {
+		id := f.belief(stmt, 0.9, 6, "")
+		f.change(id, func(b *belief.Belief) { b.Subject = subject })
+	}
+	f.run(f.now)
+	got := bullets(f.read(f.loc.GlobalFile()), headingBeliefs)
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"User prefers Go.", "Always run the linter before push"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("%q not shown: %q", want, got)
+		}
+	}
+	for _, junk := range []string{"prefers is", "Option 2", "fix anything"} {
+		if strings.Contains(joined, junk) {
+			t.Errorf("%q shown: %q", junk, got)
+		}
+	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/gitroot"
+	"github.com/engram-memory/engram/internal/lexicon"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -298,7 +299,27 @@ func eligible(b store.PromotionBelief, review string) bool {
 	if b.Status != belief.StatusActive || b.Confidence() < PromoteConfidence || b.EvidenceCount < PromoteEvidence {
 		return false
 	}
+	if noThing(b) {
+		return false
+	}
 	return review == "" || review == "off" || b.Level == store.LevelLongTerm || b.Level == store.LevelCore
+}
+
+// noThing reports whether a belief is about no thing a lasting belief can
+// be about (lexicon.NotAThing: "User prefers is.", "Project cli prefers
+// #91."), read in the statement's own casing so that a name ("Go") is not
+// taken for a verb. Such beliefs are no longer formed; this keeps those a
+// store already holds out of MEMORY.md. A statement that does not hold its
+// subject (edited by the user) is the user's own words and passes.
+func noThing(b store.PromotionBelief) bool {
+	if b.Subject == "" {
+		return false
+	}
+	i := strings.Index(strings.ToLower(b.Statement), strings.ToLower(b.Subject))
+	if i < 0 || len(b.Statement) < i+len(b.Subject) {
+		return false
+	}
+	return lexicon.NotAThing(b.Statement[i:i+len(b.Subject)]) != ""
 }
 
 // score ranks eligible beliefs: confidence × ln(1 + evidence).
