@@ -842,7 +842,7 @@ func (s *cycle) create(cl *cluster, cand Candidate, vec []float32) error {
 		}
 	}
 	s.st.Created++
-	s.log.Info("belief formed", "id", b.ID, "statement", b.Statement, "confidence", b.Confidence(), "evidence", b.EvidenceCount)
+	s.log.Info("belief formed", "id", b.ID, "confidence", b.Confidence(), "evidence", b.EvidenceCount)
 	return nil
 }
 

@@ -209,7 +209,7 @@ func (s *cycle) revise(ctx context.Context, b *belief.Belief, pe int, threshold 
 	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.dirty[b.ID], s.fresh[b.ID] = true, true
 	s.st.Revised++
-	s.log.Info("belief revised", "old", b.ID, "new", nb.ID, "statement", nb.Statement, "reason", reason)
+	s.log.Info("belief revised", "old", b.ID, "new", nb.ID, "reason", reason)
 }
 
 // split replaces a belief that holds only in some contexts by two

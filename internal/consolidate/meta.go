@@ -209,7 +209,7 @@ func (s *cycle) principle(ctx context.Context, c Candidate, srcs []*belief.Belie
 	s.formed(m, "consolidate", fmt.Sprintf("the principle %s stated of %d linked beliefs: %s", s.judge.Name(), len(srcs), strings.Join(m.Sources, ", ")))
 	s.st.Created++
 	s.st.Metas++
-	s.log.Info("meta-belief formed", "id", m.ID, "statement", m.Statement, "sources", m.Sources)
+	s.log.Info("meta-belief formed", "id", m.ID, "sources", m.Sources)
 }
 
 // meta states the meta-belief of a group of sources.
@@ -228,7 +228,7 @@ func (s *cycle) meta(ctx context.Context, srcs []*belief.Belief, projects int) {
 	s.formed(m, "consolidate", fmt.Sprintf("the principle of %d beliefs in %d projects: %s", len(srcs), projects, strings.Join(m.Sources, ", ")))
 	s.st.Created++
 	s.st.Metas++
-	s.log.Info("meta-belief formed", "id", m.ID, "statement", m.Statement, "sources", m.Sources)
+	s.log.Info("meta-belief formed", "id", m.ID, "sources", m.Sources)
 }
 
 // fold gives a meta-belief its sources, their evidence and links to them,

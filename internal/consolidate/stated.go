@@ -402,7 +402,7 @@ func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 	s.st.Revised++
 	s.record(b, store.ActionRevised, e.ID, "corrected by the user", before)
 	s.events[len(s.events)-1].After["statement"] = b.Statement
-	s.log.Info("belief corrected", "id", b.ID, "statement", b.Statement, "by", e.ID)
+	s.log.Info("belief corrected", "id", b.ID, "by", e.ID)
 }
 
 // createStated makes a belief from one stated claim.
@@ -436,6 +436,6 @@ func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, d
 	s.add(b)
 	s.formed(b, e.ID, "stated by the user")
 	s.st.Created++
-	s.log.Info("belief stated", "id", b.ID, "statement", b.Statement, "episode", e.ID)
+	s.log.Info("belief stated", "id", b.ID, "episode", e.ID)
 	return b
 }

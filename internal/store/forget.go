@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +33,9 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 				return err
 			}
 			if err := forgetQuarantine(ctx, tx, QuarantineEpisode, id); err != nil {
+				return err
+			}
+			if err := forgetEvidence(ctx, tx, id, now); err != nil {
 				return err
 			}
 		}
@@ -90,4 +95,83 @@ func (db *DB) Scrub(ctx context.Context) error {
 		return fmt.Errorf("store: scrub: checkpoint: another connection is reading; the WAL (%d pages) is not emptied yet", logPages)
 	}
 	return nil
+}
+
+// forgetEvidence takes a forgotten episode out of every belief that names
+// it: its id leaves the evidence lists, a revision whose reason quotes it
+// keeps the change but not the words, and an active belief whose only
+// support it was is retired (archived), with a history row that holds no
+// text: nothing the user said is left to hold it up.
+func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID string, at time.Time) error {
+	pattern := "%" + episodeID + "%"
+	rows, err := tx.QueryContext(ctx, `SELECT id, status, supporting_episodes, contradicting_episodes, partial_episodes, revision_history
+		FROM beliefs WHERE supporting_episodes LIKE ? OR contradicting_episodes LIKE ? OR partial_episodes LIKE ? OR revision_history LIKE ?`,
+		pattern, pattern, pattern, pattern)
+	if err != nil {
+		return fmt.Errorf("store: beliefs that name %s: %w", episodeID, err)
+	}
+	type row struct {
+		id, status          string
+		sup, con, par, revs string
+	}
+	var found []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.status, &r.sup, &r.con, &r.par, &r.revs); err != nil {
+			rows.Close()
+			return err
+		}
+		found = append(found, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range found {
+		var sup, con, par []string
+		var revs []map[string]any
+		for _, l := range []struct {
+			raw string
+			to  any
+		}{{r.sup, &sup}, {r.con, &con}, {r.par, &par}, {r.revs, &revs}} {
+			if err := json.Unmarshal([]byte(l.raw), l.to); err != nil {
+				return fmt.Errorf("store: belief %s: %w", r.id, err)
+			}
+		}
+		had := len(sup)
+		sup, con, par = without(sup, episodeID), without(con, episodeID), without(par, episodeID)
+		for _, rev := range revs {
+			if reason, _ := rev["reason"].(string); strings.Contains(reason, episodeID) {
+				rev["reason"] = "corrected by the user (that exchange was forgotten)"
+			}
+		}
+		retire := r.status == "active" && had > 0 && len(sup) == 0
+		enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+		q := `UPDATE beliefs SET supporting_episodes = ?, contradicting_episodes = ?, partial_episodes = ?, revision_history = ?`
+		args := []any{enc(nonNil(sup)), enc(nonNil(con)), enc(nonNil(par)), enc(revs)}
+		if retire {
+			q += ", status = 'archived', updated_at = ?"
+			args = append(args, ms(at))
+		}
+		if _, err := tx.ExecContext(ctx, q+" WHERE id = ?", append(args, r.id)...); err != nil {
+			return fmt.Errorf("store: belief %s: %w", r.id, err)
+		}
+		if retire {
+			if err := insertEvent(ctx, tx, Event{At: at, MemoryID: r.id, Action: ActionArchived, Cause: "forget",
+				Detail: "its only supporting episode was forgotten"}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func without(ids []string, id string) []string {
+	out := ids[:0]
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
 )
 
@@ -138,5 +139,83 @@ func BenchmarkForget(b *testing.B) {
 				next++
 			}
 		})
+	}
+}
+
+// TestForgetEvidence: forgetting the episode a belief's revision quoted
+// leaves none of its words in the database files (the revision stays, its
+// reason without the quote); forgetting a stated belief's only evidence
+// retires the belief, with a history row that holds no text; a belief
+// with other support keeps it.
+func TestForgetEvidence(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	db := mustOpen(t, path)
+	fillStore(t, db, 50)
+	now := time.Now()
+	secret := "Quokkaport"
+	mk := func(id, text string) episode.Episode {
+		return episode.Episode{ID: id, Summary: text, Context: "User: " + text, Type: "event", Scope: episode.ScopeGlobal,
+			ContentHash: id, Importance: 0.5, OccurredAt: now, CreatedAt: now, UpdatedAt: now}
+	}
+	only, other, corr := "ep_00000000aaa1", "ep_00000000aaa2", "ep_00000000aaa3"
+	b := func(id string, sup []string, revs []belief.Revision, status string) belief.Belief {
+		return belief.Belief{ID: id, Statement: "User prefers pnpm.", Subject: "pnpm", Alpha: 4, Beta: 1, Scope: episode.ScopeGlobal,
+			Status: status, EvidenceCount: 3, Stability: 1, Supporting: sup, Revisions: revs, CreatedAt: now, UpdatedAt: now}
+	}
+	err := db.Import(ctx, []episode.Episode{mk(only, "I always use pnpm"), mk(other, "pnpm again"), mk(corr, "we moved off "+secret+" to Render")},
+		[]belief.Belief{
+			b("bl_00000000bbb1", []string{only}, nil, belief.StatusActive),
+			b("bl_00000000bbb2", []string{only, other}, nil, belief.StatusActive),
+			b("bl_00000000bbb3", []string{other}, []belief.Revision{{Timestamp: now, OldStatement: "Deploy target is fly.io.",
+				Reason: fmt.Sprintf("corrected by the user in %s: %q", corr, "we moved off "+secret+" to Render")}}, belief.StatusRevised),
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Forget(ctx, []string{only, corr}, nil); err != nil {
+		t.Fatal(err)
+	}
+	get := func(id string) belief.Belief {
+		var out belief.Belief
+		if err := db.Beliefs(ctx, func(tx *BeliefTx) error {
+			var err error
+			out, err = tx.Get(id)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := get("bl_00000000bbb1"); got.Status != belief.StatusArchived || len(got.Supporting) != 0 {
+		t.Errorf("belief whose only evidence was forgotten: %s, supporting %v", got.Status, got.Supporting)
+	}
+	if got := get("bl_00000000bbb2"); got.Status != belief.StatusActive || len(got.Supporting) != 1 || got.Supporting[0] != other {
+		t.Errorf("belief with other evidence: %s, supporting %v", got.Status, got.Supporting)
+	}
+	got := get("bl_00000000bbb3")
+	if len(got.Revisions) != 1 || strings.Contains(got.Revisions[0].Reason, secret) || got.Revisions[0].OldStatement == "" {
+		t.Errorf("revision after forget: %+v", got.Revisions)
+	}
+	evs, err := db.History(ctx, "bl_00000000bbb1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Action != ActionArchived || last.Cause != "forget" || strings.Contains(fmt.Sprint(last), "pnpm") {
+		t.Errorf("history: %+v", last)
+	}
+	if err := db.Scrub(ctx); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(path + "*")
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("%s still holds %q", filepath.Base(name), secret)
+		}
 	}
 }

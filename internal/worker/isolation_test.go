@@ -283,3 +283,40 @@ func TestFailedStepDoesNotStopTheOthers(t *testing.T) {
 	}
 
 }
+
+// TestLogHoldsNoText: what the user said never reaches the worker's log,
+// which forget cannot scrub: beliefs are logged by id.
+func TestLogHoldsNoText(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SentenceEmbedder = false
+	ctx := context.Background()
+	db, err := store.Open(ctx, cfg.DBPath(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	log := logx.New(cfg.LogDir(), "worker.log", "debug")
+	comp, err := NewComponents(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer comp.Close()
+	comp.ForceConsolidation = true
+	addCaptures(t, db, "s1", "I always use Quokkasync for builds", "actually we switched from Quokkasync to Wombatbuild")
+	addCaptures(t, db, "s2", "never put emoji in Quokkamail messages")
+	if _, err := Cycle(ctx, cfg, db, comp, log); err != nil {
+		t.Fatal(err)
+	}
+	if !hasBelief(t, db, "wombatbuild") {
+		t.Fatal("no belief formed: the check shows nothing")
+	}
+	data, err := os.ReadFile(filepath.Join(cfg.LogDir(), "worker.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Quokka", "Wombat"} {
+		if strings.Contains(string(data), w) {
+			t.Errorf("worker.log holds %q:\n%s", w, data)
+		}
+	}
+}
