@@ -134,6 +134,9 @@ type Stats struct {
 	EpisodesExpired  int `json:"episodes_expired,omitempty"`
 	EpisodesArchived int `json:"episodes_archived,omitempty"`
 	Fallbacks        int `json:"fallbacks"`
+	// Superseded counts the episodes a correction took out of recall
+	// (kept for history).
+	Superseded int `json:"superseded,omitempty"`
 	// Quarantined counts the episodes and beliefs a batch panicked on,
 	// held out of consolidation (see the quarantine).
 	Quarantined int `json:"quarantined,omitempty"`
@@ -161,6 +164,8 @@ func (st *Stats) add(b Stats) {
 	st.Expired += b.Expired
 	st.Metas += b.Metas
 	st.Fallbacks += b.Fallbacks
+	st.Superseded += b.Superseded
+	st.Quarantined += b.Quarantined
 	st.Deferred = b.Deferred
 }
 
@@ -430,6 +435,8 @@ type cycle struct {
 	retry []store.SeqEpisode
 	// blame is what the cycle is working on (nil: no item in particular).
 	blame []blamed
+	// superseded are the episodes a correction of this batch supersedes.
+	superseded map[string]store.LifecycleChange
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {
@@ -987,6 +994,15 @@ func (s *cycle) save(ctx context.Context, cp Checkpoint) error {
 		for _, key := range slices.Sorted(maps.Keys(s.asked)) {
 			if err := t.SetMeta(key, "1"); err != nil {
 				return err
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(s.superseded)) {
+			done, err := t.EndEpisode(s.superseded[id], s.now)
+			if err != nil {
+				return err
+			}
+			if done {
+				s.st.Superseded++
 			}
 		}
 		return t.SetMeta(CheckpointKey, string(v))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/belief"
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/lexicon"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -77,6 +78,26 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 		}
 	}
 	return claims, switches, corrects
+}
+
+// oldValues are the values e says the user moved away from: what a switch
+// or a correction replaces ("from X", "not X but Y"), as written.
+func oldValues(e *episode.Episode) []string {
+	var out []string
+	for _, sg := range e.Signals {
+		var old string
+		switch {
+		case !sg.Stated:
+		case sg.Kind == episode.SignalSwitch:
+			old = sg.Subject // a switch away from Subject, to Object
+		case sg.Kind == episode.SignalCorrection:
+			old = sg.Object // Subject instead of Object
+		}
+		if old != "" && !slices.Contains(out, old) {
+			out = append(out, old)
+		}
+	}
+	return out
 }
 
 // asWritten returns the words of text that subject was made from, as the
@@ -236,6 +257,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	if len(claims) == 0 {
 		return false
 	}
+	olds := oldValues(e)
 	t := when(e)
 	for _, sc := range claims {
 		scope, project, path := episode.ScopeProject, e.Project, e.ProjectPath
@@ -244,7 +266,10 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 		}
 		part := partKey(scope, path)
 		if s.stale(part, sc.c, t) {
-			continue // said before it was corrected
+			// Said before it was corrected (an older session read late,
+			// a backfill): never current.
+			s.supersede(e.ID, "", "said before it was corrected")
+			continue
 		}
 		var supported bool
 		var retired []*belief.Belief
@@ -304,6 +329,9 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	}
 	// "We moved from Postgres to SQLite": the fact whose value was
 	// Postgres is retired, and stated anew with SQLite.
+	for _, old := range olds {
+		s.supersedeMentions(ctx, e, old)
+	}
 	for _, sw := range switches {
 		if sw[0] == "" {
 			continue
@@ -403,6 +431,59 @@ func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 	s.record(b, store.ActionRevised, e.ID, "corrected by the user", before)
 	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.log.Info("belief corrected", "id", b.ID, "by", e.ID)
+	// The exchanges that said the old value are not current any more.
+	for _, id := range b.Supporting {
+		if id != e.ID {
+			s.supersede(id, e.ID, "what it said was corrected")
+		}
+	}
+}
+
+// supersede marks an episode superseded by another (by: "" when only the
+// time of the correction is known); the marks are applied with the
+// batch's save. An episode is superseded once.
+func (s *cycle) supersede(id, by, why string) {
+	if s.superseded == nil {
+		s.superseded = map[string]store.LifecycleChange{}
+	}
+	if _, ok := s.superseded[id]; !ok {
+		s.superseded[id] = store.LifecycleChange{ID: id, State: episode.LifecycleSuperseded, Detail: why, By: by}
+	}
+}
+
+// supersedeMentions marks the episodes of e's partition said before it
+// that name a value the user moved away from ("we moved off Fly.io", "not
+// Jest anymore"), whether or not a belief had formed from them.
+func (s *cycle) supersedeMentions(ctx context.Context, e *episode.Episode, old string) {
+	if old == "" || e.ProjectPath == "" || lexicon.NoContent(old) != "" {
+		return
+	}
+	eps, err := s.c.DB.EpisodesMentioning(ctx, e.ProjectPath, old, when(e), 200)
+	if err != nil {
+		s.log.Warn("superseded episodes not looked up", "episode", e.ID, "err", err)
+		return
+	}
+	for _, o := range eps {
+		if o.ID != e.ID && mentions(o.Summary+"\n"+o.Context, old) {
+			s.supersede(o.ID, e.ID, "it names a value the user moved away from")
+		}
+	}
+}
+
+// mentions reports whether text names term as a whole word (case aside).
+func mentions(text, term string) bool {
+	t, w := strings.ToLower(text), strings.ToLower(term)
+	for off := 0; ; {
+		i := strings.Index(t[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		if (i == 0 || !isWordByte(t[i-1])) && (i+len(w) == len(t) || !isWordByte(t[i+len(w)])) {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 // createStated makes a belief from one stated claim.

@@ -98,4 +98,8 @@ type Episode struct {
 const (
 	LifecycleArchived = "archived"
 	LifecycleExpired  = "expired"
+	// LifecycleSuperseded: the user corrected what it said (another value
+	// of the same fact or habit); kept for history, never recalled as
+	// current.
+	LifecycleSuperseded = "superseded"
 )

@@ -362,7 +362,8 @@ func validate(e episode.Episode) error {
 		return fmt.Errorf("episode %s: importance %v: want 0..1", e.ID, e.Importance)
 	case e.Kind != "" && !episode.ValidKind(e.Kind):
 		return fmt.Errorf("episode %s: kind %q is not one of %s", e.ID, e.Kind, strings.Join(episode.Kinds, ", "))
-	case e.Lifecycle != "" && e.Lifecycle != episode.LifecycleArchived && e.Lifecycle != episode.LifecycleExpired:
+	case e.Lifecycle != "" && e.Lifecycle != episode.LifecycleArchived && e.Lifecycle != episode.LifecycleExpired &&
+		e.Lifecycle != episode.LifecycleSuperseded:
 		return fmt.Errorf("episode %s: lifecycle %q: want archived, expired or none", e.ID, e.Lifecycle)
 	case e.ContentHash == "":
 		return fmt.Errorf("episode %s: empty content_hash", e.ID)

@@ -57,6 +57,16 @@ func (db *DB) EpisodesWithSeq(ctx context.Context, ids []string) ([]SeqEpisode, 
 	return out, err
 }
 
+// EpisodesMentioning returns up to limit live episodes of a project said
+// before a time whose summary or context holds term (case aside; the
+// caller checks word bounds), newest first.
+func (db *DB) EpisodesMentioning(ctx context.Context, projectPath, term string, before time.Time, limit int) ([]episode.Episode, error) {
+	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(term) + "%"
+	return db.queryEpisodes(ctx, "episodes mentioning a value", "SELECT "+episodeCols+` FROM episodes
+		WHERE project_path = ? AND lifecycle = '' AND occurred_at < ? AND (summary LIKE ? ESCAPE '\' OR context LIKE ? ESCAPE '\')
+		ORDER BY occurred_at DESC LIMIT ?`, projectPath, ms(before), like, like, limit)
+}
+
 // EpisodesUpTo returns up to limit episodes inserted at or before seq that
 // occurred at or after since, newest first.
 func (db *DB) EpisodesUpTo(ctx context.Context, seq int64, since time.Time, limit int) ([]SeqEpisode, error) {

@@ -25,6 +25,7 @@ const (
 	ActionPinned       = "pinned"
 	ActionDenied       = "denied"
 	ActionForgotten    = "forgotten"
+	ActionSuperseded   = "superseded"
 	ActionEdited       = "edited"
 	// ActionApproved and ActionPromoted: a belief's review level raised by
 	// a person's (or the model's) approval, or by the gates alone.
@@ -34,7 +35,7 @@ const (
 
 // Actions lists every action a history event may record.
 var Actions = []string{ActionFormed, ActionReinforced, ActionContradicted, ActionPartial, ActionRevised, ActionSplit,
-	ActionMerged, ActionArchived, ActionExpired, ActionPinned, ActionDenied, ActionForgotten, ActionEdited,
+	ActionMerged, ActionArchived, ActionExpired, ActionSuperseded, ActionPinned, ActionDenied, ActionForgotten, ActionEdited,
 	ActionApproved, ActionPromoted}
 
 // ValidAction reports whether a is one of Actions.
@@ -209,8 +210,11 @@ func (db *DB) LifetimeEpisodes(ctx context.Context, maxFactImportance float64) (
 // LifecycleChange takes one episode out of recall.
 type LifecycleChange struct {
 	ID     string
-	State  string // episode.LifecycleArchived or episode.LifecycleExpired
+	State  string // episode.LifecycleArchived, LifecycleExpired or LifecycleSuperseded
 	Detail string // why, in engram's words
+	// By is the episode that superseded it (LifecycleSuperseded; may be
+	// empty when the correction is only known by its time).
+	By string
 }
 
 // EndEpisodes applies lifecycle changes in one transaction, each with its
@@ -222,29 +226,50 @@ func (db *DB) EndEpisodes(ctx context.Context, changes []LifecycleChange, at tim
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		n = 0
 		for _, c := range changes {
-			action := ActionArchived
-			switch c.State {
-			case episode.LifecycleArchived:
-			case episode.LifecycleExpired:
-				action = ActionExpired
-			default:
-				return fmt.Errorf("store: episode %s: lifecycle %q", c.ID, c.State)
-			}
-			res, err := tx.ExecContext(ctx, "UPDATE episodes SET lifecycle = ?, updated_at = ? WHERE id = ? AND lifecycle = ''",
-				c.State, ms(at), c.ID)
+			done, err := endEpisode(ctx, tx, c, at)
 			if err != nil {
-				return fmt.Errorf("store: end episode %s: %w", c.ID, err)
-			}
-			if k, _ := res.RowsAffected(); k == 0 {
-				continue
-			}
-			n++
-			if err := insertEvent(ctx, tx, Event{At: at, MemoryID: c.ID, Action: action, Cause: "consolidate", Detail: c.Detail,
-				Before: map[string]any{"lifecycle": "live"}, After: map[string]any{"lifecycle": c.State}}); err != nil {
 				return err
+			}
+			if done {
+				n++
 			}
 		}
 		return nil
 	})
 	return n, err
+}
+
+// EndEpisode takes one episode out of recall inside a consolidation's
+// transaction (a correction's supersedes commit with it); it reports
+// whether the episode changed.
+func (t *BeliefTx) EndEpisode(c LifecycleChange, at time.Time) (bool, error) {
+	return endEpisode(t.ctx, t.tx, c, at)
+}
+
+func endEpisode(ctx context.Context, tx *sql.Tx, c LifecycleChange, at time.Time) (bool, error) {
+	action := ActionArchived
+	switch c.State {
+	case episode.LifecycleArchived:
+	case episode.LifecycleExpired:
+		action = ActionExpired
+	case episode.LifecycleSuperseded:
+		action = ActionSuperseded
+	default:
+		return false, fmt.Errorf("store: episode %s: lifecycle %q", c.ID, c.State)
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE episodes SET lifecycle = ?, updated_at = ? WHERE id = ? AND lifecycle = ''",
+		c.State, ms(at), c.ID)
+	if err != nil {
+		return false, fmt.Errorf("store: end episode %s: %w", c.ID, err)
+	}
+	if k, _ := res.RowsAffected(); k == 0 {
+		return false, nil
+	}
+	after := map[string]any{"lifecycle": c.State}
+	cause := "consolidate"
+	if c.By != "" {
+		after["by"], cause = c.By, c.By
+	}
+	return true, insertEvent(ctx, tx, Event{At: at, MemoryID: c.ID, Action: action, Cause: cause, Detail: c.Detail,
+		Before: map[string]any{"lifecycle": "live"}, After: after})
 }

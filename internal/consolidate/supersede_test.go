@@ -1,0 +1,109 @@
+package consolidate_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/internal/consolidate"
+	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/logx"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+// late says turns dated day d, read only on day run (an older session a
+// backfill brings), and runs a cycle then.
+func (w *statedWorld) late(d, run int, turns ...string) {
+	w.t.Helper()
+	at := day0.Add(time.Duration(d) * 24 * time.Hour)
+	for i, u := range turns {
+		w.n++
+		capture(w.t, w.db, fmt.Sprintf("late%d-s%d-%d", d, i, w.n), at.Add(time.Duration(i)*time.Minute), u, w.offset)
+	}
+	now := day0.Add(time.Duration(run) * 24 * time.Hour)
+	emb := embed.NewLocal()
+	p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: emb, Log: logx.Discard(), Concurrency: 1,
+		Now: func() time.Time { return now }}
+	if _, err := p.Run(w.ctx); err != nil {
+		w.t.Fatal(err)
+	}
+	c := &consolidate.Consolidator{DB: w.db, Judge: consolidate.Local{}, Embedder: emb, Options: consolidate.Options{Force: true}}
+	if _, err := c.Run(w.ctx, now.Add(time.Hour)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// lifecycles maps each episode's first words of the user's text to its
+// lifecycle ("" live).
+func (w *statedWorld) lifecycles() map[string]string {
+	w.t.Helper()
+	out := map[string]string{}
+	err := w.db.EachEpisode(w.ctx, func(e episode.Episode) error {
+		user, _, _ := strings.Cut(strings.TrimPrefix(e.Context, "User: "), "\n")
+		out[user] = e.Lifecycle
+		return nil
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}
+
+// TestCorrectionSupersedesEpisodes: after a correction, the exchanges that
+// said the old value are superseded (kept, out of recall), whether a belief
+// had formed from them or not; exchanges about other things, and what was
+// said after the correction, stay live; a restatement of the old value from
+// before the correction, read late, is superseded at once.
+func TestCorrectionSupersedesEpisodes(t *testing.T) {
+	w := newStatedWorld(t)
+	deploy := "This service deploys to Fly.io, the config is in fly.toml"
+	jest := "our tests use Jest; run them with pnpm test"
+	db := "the invoices table lives in the billing schema"
+	w.day(0, deploy, jest, db)
+	moved := "we moved off Fly.io, this service deploys to Render now"
+	switched := "heads up: we switched from Jest to Vitest last week, so use vitest from now on"
+	w.day(1, moved, switched)
+	after := "the Render dashboard shows the deploys"
+	w.day(2, after)
+
+	got := w.lifecycles()
+	for _, text := range []string{deploy, jest} {
+		if got[text] != episode.LifecycleSuperseded {
+			t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
+		}
+	}
+	for _, text := range []string{db, moved, switched, after} {
+		if got[text] != "" {
+			t.Errorf("%q: lifecycle %q, want live", text, got[text])
+		}
+	}
+	w.expect("In project tools, deploy target is render.", "active", 4, 1)
+
+	// The history says what replaced it.
+	var fly episode.Episode
+	w.db.EachEpisode(w.ctx, func(e episode.Episode) error {
+		if strings.Contains(e.Context, deploy) {
+			fly = e
+		}
+		return nil
+	})
+	evs, err := w.db.History(w.ctx, fly.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Action != store.ActionSuperseded || !strings.HasPrefix(last.Cause, "ep_") {
+		t.Errorf("history of the superseded episode: %+v", last)
+	}
+
+	// An older session read late (a backfill) that says the old value is
+	// never current.
+	w.late(0, 3, "this service deploys to Fly.io, see fly.toml for the regions")
+	if got := w.lifecycles()["this service deploys to Fly.io, see fly.toml for the regions"]; got != episode.LifecycleSuperseded {
+		t.Errorf("the late restatement of the old value: lifecycle %q", got)
+	}
+}
