@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram/bench/internal/benchkit"
+	"github.com/engram-memory/engram/internal/stophook"
 )
 
 // Options of one replay.
@@ -380,6 +381,11 @@ func (r *Replayer) collect(ctx context.Context) {
 	rep.Beliefs.ByStatus = map[string]int{}
 	for _, b := range rep.Beliefs.All {
 		rep.Beliefs.ByStatus[b.Status]++
+	}
+	// The Stop hook starts a worker run itself when the worker looks
+	// stale; its stamp says whether one did during the replay.
+	if fi, err := os.Stat(filepath.Join(r.engram, stophook.StampName)); err == nil {
+		rep.Worker.SelfScheduled = fi.ModTime()
 	}
 	rep.MemoryFiles = r.memoryFiles()
 	rep.Logs = scanLogs(filepath.Join(r.engram, "logs"))

@@ -72,6 +72,9 @@ func (h *Hooks) problem(kind, example string) {
 type Worker struct {
 	Runs     []WorkerRun `json:"runs"`
 	Failures int         `json:"failures"` // runs that exited non-zero
+	// SelfScheduled is when a Stop hook last started a worker run of its
+	// own (zero: none did).
+	SelfScheduled time.Time `json:"self_scheduled,omitzero"`
 }
 
 // Store is what `engram-worker status --json` said at the end.
@@ -214,6 +217,9 @@ func (r *Report) Print(w io.Writer) {
 			p("  FAILED run (%s, clock %s): exit %d, last_run.error %q\n    %s", run.Reason, day(run.Clock), run.ExitCode, run.Error,
 				strings.ReplaceAll(clip(run.Stderr, 4000), "\n", "\n    "))
 		}
+	}
+	if !r.Worker.SelfScheduled.IsZero() {
+		p("a Stop hook started a worker run of its own (last at %s, real clock)", r.Worker.SelfScheduled.UTC().Format(time.RFC3339))
 	}
 	st := r.Store
 	if st.Error != "" {
