@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/engram-memory/engram/bench/internal/benchkit"
 )
 
 // The transcripts under testdata/claude are made up for these tests:
@@ -228,7 +226,7 @@ func TestReplay(t *testing.T) {
 	}
 	ctx := context.Background()
 	work := t.TempDir()
-	bins, err := benchkit.Build(ctx, filepath.Join(work, "bin"))
+	bins, err := build(ctx, filepath.Join(work, "bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
