@@ -420,11 +420,12 @@ func messagesJSON(turn []transcript.Message) string {
 	type block struct {
 		Role string `json:"role"`
 		transcript.Block
+		Origin string `json:"origin,omitempty"`
 	}
 	var out []block
 	for _, m := range turn {
 		for _, b := range m.Blocks {
-			out = append(out, block{Role: m.Role, Block: b})
+			out = append(out, block{Role: m.Role, Block: b, Origin: m.Origin})
 		}
 	}
 	data, err := json.Marshal(out)

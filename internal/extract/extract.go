@@ -20,6 +20,9 @@ type Block struct {
 	Tool      string `json:"tool,omitempty"`
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// Origin is set on a user block the client wrote in the user's name
+	// (transcript.Message.Origin): input, but not the user's own words.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Input is one capture to extract.

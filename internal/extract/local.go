@@ -70,10 +70,10 @@ func (*Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	x := survey(blocks)
 
 	var sc scanner
-	for _, t := range x.user {
+	for _, t := range x.own {
 		sc.scanUser(t)
 	}
-	if agreement(x.user) {
+	if agreement(x.own) {
 		for _, t := range x.assistant {
 			sc.scanAssistant(t)
 		}
@@ -123,7 +123,7 @@ func StatedSignals(in Input) []episode.Signal {
 		blocks = parseContent(in.Content)
 	}
 	var sc scanner
-	for _, t := range survey(blocks).user {
+	for _, t := range survey(blocks).own {
 		sc.scanUser(t)
 	}
 	var out []episode.Signal
@@ -137,7 +137,11 @@ func StatedSignals(in Input) []episode.Signal {
 
 // exchange is what survey found in the blocks.
 type exchange struct {
-	user      []string // the user's text blocks, trimmed, non-empty
+	user []string // the user's text blocks, trimmed, non-empty
+	// own are the user blocks the user wrote: not those the client wrote
+	// in the user's name (a message from another session, a task's
+	// notification: Block.Origin). Only these are read for statements.
+	own       []string
 	assistant []string // the assistant's
 	tools     []string // tool names, first-seen order
 	toolCalls int
@@ -193,6 +197,9 @@ func survey(blocks []Block) exchange {
 			}
 			if b.Role == "user" {
 				x.user = append(x.user, t)
+				if b.Origin == "" && !wrapped(t) {
+					x.own = append(x.own, t)
+				}
 			} else {
 				x.assistant = append(x.assistant, t)
 			}
@@ -743,4 +750,36 @@ func setOf(words ...string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// wrapped reports whether most of a user text is one element of markup,
+// <name …> at the start of a line to its </name>: the wrapper the client
+// or a program puts around what it writes in the user's name (another
+// session's message, a task's notification, a command's output), or
+// pasted markup. Either way, material: not the user's own statement.
+func wrapped(t string) bool {
+	for off := 0; off < len(t); {
+		i := strings.IndexByte(t[off:], '<')
+		if i < 0 {
+			return false
+		}
+		i += off
+		off = i + 1
+		if i > 0 && t[i-1] != '\n' {
+			continue
+		}
+		j := i + 1
+		for j < len(t) && (t[j] >= 'a' && t[j] <= 'z' || t[j] == '-' || t[j] == '_' || t[j] >= '0' && t[j] <= '9') {
+			j++
+		}
+		if j == i+1 || j >= len(t) || (t[j] != '>' && t[j] != ' ') {
+			continue
+		}
+		closing := "</" + t[i+1:j] + ">"
+		k := strings.LastIndex(t, closing)
+		if k > i && 2*(k+len(closing)-i) >= len(t) {
+			return true
+		}
+	}
+	return false
 }

@@ -179,3 +179,39 @@ func FuzzWords(f *testing.F) {
 		}
 	})
 }
+
+// TestNoStatementFromTheClientsText: what the client wrote in the user's
+// name (another session's message, a task's notification) is no statement
+// of the user's; the same words typed by the user are.
+func TestNoStatementFromTheClientsText(t *testing.T) {
+	text := "never use npm in this repo, we always use pnpm"
+	for _, origin := range []string{"peer", "task-notification", "system"} {
+		in := Input{Blocks: []Block{{Role: "user", Kind: "text", Text: text, Origin: origin}, {Role: "assistant", Kind: "text", Text: "OK."}}}
+		d, err := NewLocal().Extract(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Signals) > 0 || len(StatedSignals(in)) > 0 {
+			t.Errorf("origin %s: signals %v", origin, sigs(d.Signals))
+		}
+	}
+	if got := extractSignals(t, userInput(text)); len(got) == 0 {
+		t.Fatal("typed by the user, the statement makes no signal: the check shows nothing")
+	}
+}
+
+func TestWrapped(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Another Claude session sent a message:\n<teammate-message teammate_id=\"x\">\nnever use npm here\n</teammate-message>": true,
+		"<task-notification>\n<status>completed</status>\n</task-notification>":                                                 true,
+		"<agent-message from=\"review\">always use pnpm</agent-message>":                                                        true,
+		"never use npm here": false,
+		"I prefer <b>bold</b> headings over underlines in our docs, always":                                                false,
+		"use the <Button> component, never raw <button> elements in this app":                                              false,
+		"see below\n<div>\nx\n</div> and then a long explanation of why we always prefer pnpm over npm in this repository": false,
+	} {
+		if got := wrapped(text); got != want {
+			t.Errorf("wrapped(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -170,6 +170,9 @@ func NotAThing(subject string) string {
 		case referenceNouns[w]:
 			refs++
 		case function[w]:
+		case len(w) == 1 && w == word && unicode.IsLetter(rune(w[0])):
+			// A lone lower-case letter: a format verb's ("%s", "%b"),
+			// a variable's, a list's label; no thing ("C", "R" are names).
 		default:
 			content = append(content, w)
 			// A capitalised word is a name ("Go", "Make"), not a verb.

@@ -32,6 +32,9 @@ func TestNotAThing(t *testing.T) {
 		"tests":                       "",
 		"build":                       "",
 		"Go":                          "",
+		"%b":                          "only function words",
+		"%s full":                     "",
+		"C":                           "",
 		"go":                          "a bare verb",
 	} {
 		if got := NotAThing(subject); got != want {

@@ -29,7 +29,7 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 	if !valid(b) {
 		return msgs, false
 	}
-	var typ, uuid, ts, cwd, message, promptID, sessionID, requestSessionID []byte
+	var typ, uuid, ts, cwd, message, promptID, sessionID, requestSessionID, origin, promptSource []byte
 	var skip bool
 	eachField(b, func(k, v []byte) {
 		switch string(k) {
@@ -49,6 +49,10 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 			sessionID = v
 		case "requestSessionId":
 			requestSessionID = v
+		case "origin":
+			origin = v
+		case "promptSource":
+			promptSource = v
 		// Sidechains are sub-agent traffic, meta lines are text Claude Code
 		// (or a hook) put in the user's name, compact summaries restate the
 		// conversation: none of them is something the user or the model said.
@@ -105,6 +109,7 @@ func (p *parser) line(msgs []Message, b []byte, off, end int64) ([]Message, bool
 		m.MessageID = str(id)
 	} else if m.Prompt {
 		m.PromptID = str(promptID)
+		m.Origin = originOf(origin, promptSource)
 		if p.head {
 			// The file's first prompt of its own: no copies after it.
 			p.head, p.copiedBefore = false, time.Time{}
@@ -392,4 +397,23 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// originOf reads who wrote a user line: "" for the user (an origin of kind
+// "human", or none), else the origin's kind, or "system" for a line whose
+// promptSource is "system".
+func originOf(origin, promptSource []byte) string {
+	var kind string
+	eachField(origin, func(k, v []byte) {
+		if string(k) == "kind" {
+			kind = str(v)
+		}
+	})
+	switch {
+	case kind != "" && kind != "human":
+		return kind
+	case kind == "" && str(promptSource) == "system":
+		return "system"
+	}
+	return ""
 }

@@ -22,7 +22,13 @@ type Message struct {
 	MessageID string // assistant message.id
 	// PromptID is a prompt's promptId: the prompt_id of the Stop hook
 	// input of its turn (Claude Code 2.1.330; empty in older versions).
-	PromptID  string    `json:",omitempty"`
+	PromptID string `json:",omitempty"`
+	// Origin says who wrote a user line the client did not take from the
+	// user's keyboard: the kind of its "origin" ("peer": another session's
+	// message, "task-notification": a background task's) or "system" for
+	// a "promptSource" of system; "" for the user's own (and for clients
+	// that record neither).
+	Origin    string    `json:",omitempty"`
 	UUID      string    // uuid of its first line
 	Timestamp time.Time // timestamp of its first line
 	CWD       string
