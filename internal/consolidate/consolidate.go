@@ -509,6 +509,8 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 		}
 	}
 	s.st.Pool = len(pool)
+	// What names a value the user had moved away from is not current.
+	s.supersedeLate(ctx, newEps)
 	// What the user said in so many words bears on beliefs at once.
 	s.statedAll(ctx, newEps)
 	clusters := clusterEpisodes(newEps, pool, s.o.ClusterSimilarity)

@@ -470,6 +470,47 @@ func (s *cycle) supersedeMentions(ctx context.Context, e *episode.Episode, old s
 	}
 }
 
+// supersedeLate supersedes the episodes of this batch that name a value
+// their project's user had already moved away from when they were read: an
+// older session read late, a backfill, a correction in the same batch. The
+// corrections come from the store, so none is missed for being in another
+// batch or cycle.
+func (s *cycle) supersedeLate(ctx context.Context, eps []store.SeqEpisode) {
+	var paths []string
+	for _, e := range eps {
+		if e.ProjectPath != "" && !slices.Contains(paths, e.ProjectPath) {
+			paths = append(paths, e.ProjectPath)
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	corr, err := s.c.DB.CorrectingEpisodes(ctx, paths)
+	if err != nil {
+		s.log.Warn("corrections not looked up", "err", err)
+		return
+	}
+	for i := range corr {
+		c := &corr[i]
+		olds := oldValues(c)
+		if len(olds) == 0 {
+			continue
+		}
+		at := when(c)
+		for j := range eps {
+			e := &eps[j].Episode
+			if e.ID == c.ID || e.ProjectPath != c.ProjectPath || !when(e).Before(at) {
+				continue
+			}
+			for _, old := range olds {
+				if lexicon.NoContent(old) == "" && mentions(e.Summary+"\n"+e.Context, old) {
+					s.supersede(e.ID, c.ID, "it names a value the user moved away from")
+				}
+			}
+		}
+	}
+}
+
 // mentions reports whether text names term as a whole word (case aside).
 func mentions(text, term string) bool {
 	t, w := strings.ToLower(text), strings.ToLower(term)

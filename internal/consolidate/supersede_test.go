@@ -100,10 +100,14 @@ func TestCorrectionSupersedesEpisodes(t *testing.T) {
 		t.Errorf("history of the superseded episode: %+v", last)
 	}
 
-	// An older session read late (a backfill) that says the old value is
-	// never current.
-	w.late(0, 3, "this service deploys to Fly.io, see fly.toml for the regions")
-	if got := w.lifecycles()["this service deploys to Fly.io, see fly.toml for the regions"]; got != episode.LifecycleSuperseded {
-		t.Errorf("the late restatement of the old value: lifecycle %q", got)
+	// Older sessions read late (a backfill) that say the old value are
+	// never current, whether or not a belief had formed from it.
+	lateFly := "this service deploys to Fly.io, see fly.toml for the regions"
+	lateJest := "the Jest snapshots live next to the components"
+	w.late(0, 3, lateFly, lateJest)
+	for _, text := range []string{lateFly, lateJest} {
+		if got := w.lifecycles()[text]; got != episode.LifecycleSuperseded {
+			t.Errorf("%q, read late: lifecycle %q, want superseded", text, got)
+		}
 	}
 }

@@ -67,6 +67,20 @@ func (db *DB) EpisodesMentioning(ctx context.Context, projectPath, term string, 
 		ORDER BY occurred_at DESC LIMIT ?`, projectPath, ms(before), like, like, limit)
 }
 
+// CorrectingEpisodes returns the episodes of the given projects that hold
+// a switch or a correction signal (the caller reads which), whatever their
+// lifecycle.
+func (db *DB) CorrectingEpisodes(ctx context.Context, projectPaths []string) ([]episode.Episode, error) {
+	var out []episode.Episode
+	err := inChunks(projectPaths, func(in string, args []any) error {
+		eps, err := db.queryEpisodes(ctx, "correcting episodes", "SELECT "+episodeCols+` FROM episodes
+			WHERE project_path IN (`+in+`) AND (signals LIKE '%"kind":"switch"%' OR signals LIKE '%"kind":"correction"%')`, args...)
+		out = append(out, eps...)
+		return err
+	})
+	return out, err
+}
+
 // EpisodesUpTo returns up to limit episodes inserted at or before seq that
 // occurred at or after since, newest first.
 func (db *DB) EpisodesUpTo(ctx context.Context, seq int64, since time.Time, limit int) ([]SeqEpisode, error) {
