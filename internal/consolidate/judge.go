@@ -95,7 +95,7 @@ type claim struct {
 // claimOf reduces a signal; ok is false for signals no belief can use.
 func claimOf(s episode.Signal) (claim, bool) {
 	subj := headTerm(normTerm(s.Subject))
-	if subj == "" || dangling(subj) || speakerWords(subj) || lexicon.NotAThing(asWritten(s.Text, s.Subject)) != "" {
+	if subj == "" || dangling(subj) || speakerWords(subj) || lexicon.NotAThing(asWritten(s.Text, s.Subject)) != "" || lexicon.NotAThing(asWritten(s.Text, subj)) != "" {
 		// Not a thing a lasting belief can be about: "User prefers is.",
 		// "User prefers Option 2." (a one-off choice), "User avoids fix
 		// anything.".
