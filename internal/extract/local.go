@@ -42,7 +42,9 @@ import (
 //   - Skip: the user's text is only an acknowledgement ("yes", "ok",
 //     "thanks", "go on", "continue", "lgtm" …) and there are no signals and
 //     no tool calls; or there is no text from either side and no file was
-//     written (an empty tool round-trip, or nothing at all).
+//     written (an empty tool round-trip, or nothing at all); or the user
+//     said nothing, no tool ran and the reply is one short line (the
+//     client's "No response requested." after a local command).
 type Local struct{}
 
 // NewLocal returns the local extractor.
@@ -110,9 +112,15 @@ func (*Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	d.Importance = importance(x, sc.sigs, len(content), trivial)
 	d.Scope = scope(sc.sigs, ents.projectPaths)
 	d.Skip = trivial && len(sc.sigs) == 0 && x.toolCalls == 0 ||
-		len(x.user) == 0 && len(x.assistant) == 0 && x.writes == 0
+		len(x.user) == 0 && len(x.assistant) == 0 && x.writes == 0 ||
+		len(x.user) == 0 && x.toolCalls == 0 && len(strings.Join(x.assistant, " ")) <= maxBareReply
 	return d, nil
 }
+
+// maxBareReply bounds a reply that, with no text from the user and no tool
+// call, is no exchange worth a memory: the client's own filler after a
+// local command ("No response requested."), a one-line acknowledgement.
+const maxBareReply = 80
 
 // StatedSignals returns the signals the user states in so many words in
 // an exchange: the local scan of the user's text, what Local's drafts mark

@@ -215,3 +215,18 @@ func TestWrapped(t *testing.T) {
 		}
 	}
 }
+
+// TestBareReplyIsSkipped: a turn with nothing from the user, no tool call
+// and one short reply is no memory; a longer reply or a tool call is.
+func TestBareReplyIsSkipped(t *testing.T) {
+	for reply, skip := range map[string]bool{
+		"No response requested.": true,
+		"The build passed on the second try after the cache was cleared; the flaky test is TestRetryBackoff.": false,
+	} {
+		in := Input{Blocks: []Block{{Role: "assistant", Kind: "text", Text: reply}}}
+		d, err := NewLocal().Extract(context.Background(), in)
+		if err != nil || d.Skip != skip {
+			t.Errorf("reply %q: Skip %v (%v), want %v", reply, d.Skip, err, skip)
+		}
+	}
+}
