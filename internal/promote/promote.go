@@ -37,6 +37,7 @@ import (
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/lexicon"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/safe"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -278,7 +279,15 @@ func promoteAll(ctx context.Context, db *store.DB, opt Options, st *Stats) error
 				continue
 			}
 		}
-		if err := updateTarget(ctx, db, opt, t, cur, why, st); err != nil {
+		err := safe.Run(func() error { return updateTarget(ctx, db, opt, t, cur, why, st) })
+		if safe.IsPanic(err) {
+			// One file's failure is that file's problem: the others are
+			// still written.
+			opt.Log.Error("promotion: MEMORY.md left alone after a failure", "file", t.path, "err", err)
+			st.Problems = append(st.Problems, fmt.Sprintf("%s: %v", t.path, err.(*safe.PanicError).Value))
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
