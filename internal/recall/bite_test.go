@@ -94,3 +94,32 @@ func TestNeighbourAdds(t *testing.T) {
 		t.Error("the question just before an exchange is what it answers; a question after it is not")
 	}
 }
+
+// TestNeighbourOfAnotherProject: a global bite said in another project is
+// shown, but its neighbours of that project are not; a neighbour of the
+// prompt's project, or a global one, is.
+func TestNeighbourOfAnotherProject(t *testing.T) {
+	res := Result{cov: NewCoverer([]string{"lint", "commit"}), project: "/src/web"}
+	bite := Candidate{Item: Item{Kind: KindEpisode, Scope: "global", ProjectPath: "/src/api",
+		Detail: "User: always lint before a commit\n\nAssistant: I will lint before every commit."}}
+	mk := func(scope, path string) Item {
+		return Item{Kind: KindEpisode, Scope: scope, ProjectPath: path,
+			Detail: "User: in this repo we run golangci-lint before every commit\n\nAssistant: Noted."}
+	}
+	for _, c := range []struct {
+		nb   Item
+		want bool
+	}{
+		{mk("project", "/src/api"), false},
+		{mk("project", "/src/web"), true},
+		{mk("global", "/src/api"), true},
+	} {
+		if got := res.adds(bite, c.nb, true); got != c.want {
+			t.Errorf("neighbour %s %s: adds=%v, want %v", c.nb.Scope, c.nb.ProjectPath, got, c.want)
+		}
+	}
+	res.project = "" // every project (the CLI's --all-projects)
+	if !res.adds(bite, mk("project", "/src/api"), true) {
+		t.Error("asked for every project, a neighbour of any project is shown")
+	}
+}

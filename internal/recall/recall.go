@@ -166,7 +166,9 @@ type Result struct {
 	// sentence embedder; without it, each passes on its own relevance).
 	Open bool
 
-	// What Expand needs of the prompt to judge neighbours.
+	// What Expand needs of the prompt to judge neighbours: its project
+	// ("" for every project) and how it reads.
+	project    string
 	cov        *Coverer
 	qdense     []float32
 	denseFloor float32
@@ -211,6 +213,7 @@ func New(home string, db Searcher) *Recaller {
 // Recall gathers and ranks the candidates for q.
 func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	var res Result
+	res.project = q.ProjectPath
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
@@ -717,7 +720,7 @@ func (r *Recaller) Expand(ctx context.Context, res *Result, n int) {
 // answers (the exchange before), or the answer to a question the bite
 // leaves open (the exchange after).
 func (res *Result) adds(bite Candidate, nb Item, before bool) bool {
-	if Unanswered(nb) {
+	if Unanswered(nb) || !res.sees(nb) {
 		return false
 	}
 	if res.cov != nil && res.cov.weigh(res.cov.mask(nb.Text, nb.Detail)) > 0 {
@@ -730,6 +733,13 @@ func (res *Result) adds(bite Candidate, nb Item, before bool) bool {
 		return nb.Detail != "" && parseExchange(nb.Detail).endsAsking()
 	}
 	return bite.Detail != "" && parseExchange(bite.Detail).leftOpen()
+}
+
+// sees reports whether the prompt's project may be shown an episode: a
+// global one, or one of the same project. A global bite said in another
+// project has neighbours of that project, which are not this one's.
+func (res *Result) sees(it Item) bool {
+	return res.project == "" || it.Scope == "global" || it.ProjectPath == res.project
 }
 
 // clipQuery is the part of a prompt recall looks at: its first
