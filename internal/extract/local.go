@@ -760,34 +760,41 @@ func setOf(words ...string) map[string]bool {
 	return m
 }
 
-// wrapped reports whether most of a user text is one element of markup,
-// <name …> at the start of a line to its </name>: the wrapper the client
-// or a program puts around what it writes in the user's name (another
-// session's message, a task's notification, a command's output), or
-// pasted markup. Either way, material: not the user's own statement.
+// wrapped reports whether a user text opens with an element of markup, a
+// line <name …> among its first two lines closed by </name>: the wrapper
+// the client or a program puts around what it writes in the user's name
+// (another session's message, a task's notification, a command's output),
+// whatever explanation follows it, or pasted markup. Either way, material:
+// not the user's own statement.
 func wrapped(t string) bool {
-	for off := 0; off < len(t); {
-		i := strings.IndexByte(t[off:], '<')
-		if i < 0 {
-			return false
+	start := 0
+	for line := 0; line < 2 && start < len(t); line++ {
+		end := strings.IndexByte(t[start:], '\n')
+		if end < 0 {
+			end = len(t)
+		} else {
+			end += start
 		}
-		i += off
-		off = i + 1
-		if i > 0 && t[i-1] != '\n' {
-			continue
-		}
-		j := i + 1
-		for j < len(t) && (t[j] >= 'a' && t[j] <= 'z' || t[j] == '-' || t[j] == '_' || t[j] >= '0' && t[j] <= '9') {
-			j++
-		}
-		if j == i+1 || j >= len(t) || (t[j] != '>' && t[j] != ' ') {
-			continue
-		}
-		closing := "</" + t[i+1:j] + ">"
-		k := strings.LastIndex(t, closing)
-		if k > i && 2*(k+len(closing)-i) >= len(t) {
+		if name := openTag(t[start:end]); name != "" && strings.Contains(t[end:], "</"+name+">") ||
+			name != "" && strings.Contains(t[start:end], "</"+name+">") {
 			return true
 		}
+		start = end + 1
 	}
 	return false
+}
+
+// openTag returns the name of the element a line opens with ("" for none).
+func openTag(line string) string {
+	if len(line) < 3 || line[0] != '<' {
+		return ""
+	}
+	j := 1
+	for j < len(line) && (line[j] >= 'a' && line[j] <= 'z' || line[j] == '-' || line[j] == '_' || line[j] >= '0' && line[j] <= '9') {
+		j++
+	}
+	if j == 1 || j >= len(line) || line[j] != '>' && line[j] != ' ' {
+		return ""
+	}
+	return line[1:j]
 }
