@@ -62,10 +62,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	}
 	r.FTSLimit = max(40, *limit*4)
 	now := time.Now()
-	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
-	g := recall.LoadGraph(s.cfg.Home)
-	recall.BoostSubjects(&res, g, q)
-	recall.ExpandLinks(&res, g, root)
+	res := r.Find(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	if len(res.Episodes) > *limit {
 		res.Episodes = res.Episodes[:*limit]
 	}

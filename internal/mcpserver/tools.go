@@ -242,7 +242,7 @@ func (s *Server) recall(ctx context.Context, in RecallInput) (string, error) {
 		r.Dense = m
 	}
 	r.FTSLimit = max(40, limit*4)
-	res := r.Recall(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
+	res := r.Find(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	for _, p := range res.Problems {
 		s.log.Warn("recall", "problem", p)
 	}

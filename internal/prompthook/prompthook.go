@@ -145,15 +145,8 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 		defer m.Close()
 		r.Dense = m
 	}
-	res := r.Recall(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
+	res := r.Find(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
-	if len(res.Beliefs)+len(res.Episodes) > 0 {
-		g := recall.LoadGraph(cfg.Home)
-		recall.BoostSubjects(&res, g, in.Prompt)
-		recall.ExpandLinks(&res, g, root)
-	}
-	lim := recall.LimitsFor(res)
-	r.Expand(ctx, &res, lim.Memories)
-	text, ids := recall.Format(res, lim, now)
+	text, ids := recall.Format(res, recall.LimitsFor(res), now)
 	return answer{text: text, ids: ids, problems: res.Problems}
 }

@@ -210,6 +210,23 @@ func New(home string, db Searcher) *Recaller {
 		PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore, PastWordScore: DefaultPastWordScore}
 }
 
+// Find is recall as every entry point runs it — the prompt hook, the
+// CLI's recall and the MCP server's memory_recall: gather, rank and gate
+// (Recall), raise the beliefs whose subject the prompt names and bring in
+// their linked beliefs (the graph file), and give the bites that will be
+// shown their neighbouring exchanges (Expand, for as many as LimitsFor
+// allows). The callers differ only in what they do with the result.
+func (r *Recaller) Find(ctx context.Context, q Query) Result {
+	res := r.Recall(ctx, q)
+	if len(res.Beliefs)+len(res.Episodes) > 0 {
+		g := LoadGraph(r.Home)
+		BoostSubjects(&res, g, q.Text)
+		ExpandLinks(&res, g, q.ProjectPath)
+	}
+	r.Expand(ctx, &res, LimitsFor(res).Memories)
+	return res
+}
+
 // Recall gathers and ranks the candidates for q.
 func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	var res Result
