@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/gitroot"
 	"github.com/engram-memory/engram/internal/ingest"
+	"github.com/engram-memory/engram/internal/safe"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -647,10 +648,11 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 	a := store.ShareApply{Cursors: cursor}
 	var embedEps []int
 	var embedBls []int
-	for _, r := range rows {
-		s.st.Pulled++
+	// One row is taken at a time: a row whose merge fails (a panic) is
+	// logged and left, so that it cannot hold every later pull back.
+	take := func(r pulledRow) error {
 		if local.Tombstones[r.id] {
-			continue
+			return nil
 		}
 		if r.deleted {
 			switch r.kind {
@@ -663,20 +665,20 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 					a.DeleteBeliefs = append(a.DeleteBeliefs, r.id)
 				}
 			}
-			continue
+			return nil
 		}
 		switch r.kind {
 		case "episode":
 			var srv sharedEpisode
 			if !s.readRow(r, &srv) {
-				continue
+				return nil
 			}
 			project, path, ok, err := s.placeRow(ctx, r, &a, srv.Scope, srv.ProjectKey)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				continue
+				return nil
 			}
 			var e episode.Episode
 			l, had := local.Episodes[r.id]
@@ -686,7 +688,7 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 				ls.ProjectKey = srv.ProjectKey
 				m = joinEpisodes(ls, srv)
 				if bytes.Equal(mustJSON(m), mustJSON(ls)) && l.ProjectPath == path {
-					continue
+					return nil
 				}
 				e = l
 			} else {
@@ -702,14 +704,14 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 		case "belief":
 			var srv sharedBelief
 			if !s.readRow(r, &srv) {
-				continue
+				return nil
 			}
 			project, path, ok, err := s.placeRow(ctx, r, &a, srv.Scope, srv.ProjectKey)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				continue
+				return nil
 			}
 			srv.Children, srv.Revisions = sortedSet(srv.Children), sortRevisions(srv.Revisions)
 			var records []Evidence
@@ -731,13 +733,25 @@ func (s *syncer) applyPage(ctx context.Context, cursor map[string]int64, rows []
 			}
 			nb := beliefFrom(m, records, lp, project, path)
 			if lp != nil && sameBelief(lp, &nb) {
-				continue
+				return nil
 			}
 			if lp == nil || lp.Statement != nb.Statement || len(nb.Embedding) == 0 {
 				nb.Embedding, nb.Embedder = nil, ""
 				embedBls = append(embedBls, len(a.Beliefs))
 			}
 			a.Beliefs = append(a.Beliefs, nb)
+		}
+		return nil
+	}
+	for _, r := range rows {
+		s.st.Pulled++
+		err := safe.Run(func() error { return take(r) })
+		if safe.IsPanic(err) {
+			s.o.Log.Error("share: a pulled "+r.kind+" could not be merged; left", "id", r.id, "err", err)
+			continue
+		}
+		if err != nil {
+			return err
 		}
 	}
 	parked := map[string]bool{}
