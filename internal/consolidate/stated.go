@@ -84,14 +84,21 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 // or a correction replaces ("from X", "not X but Y"), as written.
 func oldValues(e *episode.Episode) []string {
 	var out []string
+	corrects := slices.ContainsFunc(e.Signals, func(sg episode.Signal) bool {
+		return sg.Stated && (sg.Kind == episode.SignalSwitch || sg.Kind == episode.SignalCorrection)
+	})
 	for _, sg := range e.Signals {
 		var old string
 		switch {
-		case !sg.Stated:
+		case !sg.Stated || !corrects:
 		case sg.Kind == episode.SignalSwitch:
 			old = sg.Subject // a switch away from Subject, to Object
 		case sg.Kind == episode.SignalCorrection:
 			old = sg.Object // Subject instead of Object
+		case sg.Kind == episode.SignalAvoid && !sg.Global:
+			// "actually we use yarn now, not npm": what a correction
+			// says no to is what it replaces.
+			old = sg.Subject
 		}
 		if old != "" && !slices.Contains(out, old) {
 			out = append(out, old)

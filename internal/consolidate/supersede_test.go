@@ -63,20 +63,22 @@ func TestCorrectionSupersedesEpisodes(t *testing.T) {
 	deploy := "This service deploys to Fly.io, the config is in fly.toml"
 	jest := "our tests use Jest; run them with pnpm test"
 	db := "the invoices table lives in the billing schema"
-	w.day(0, deploy, jest, db)
+	npm := "CI installs the dependencies with npm ci"
+	w.day(0, deploy, jest, db, npm)
 	moved := "we moved off Fly.io, this service deploys to Render now"
 	switched := "heads up: we switched from Jest to Vitest last week, so use vitest from now on"
-	w.day(1, moved, switched)
+	yarn := "actually we use yarn now, not npm"
+	w.day(1, moved, switched, yarn)
 	after := "the Render dashboard shows the deploys"
 	w.day(2, after)
 
 	got := w.lifecycles()
-	for _, text := range []string{deploy, jest} {
+	for _, text := range []string{deploy, jest, npm} {
 		if got[text] != episode.LifecycleSuperseded {
 			t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
 		}
 	}
-	for _, text := range []string{db, moved, switched, after} {
+	for _, text := range []string{db, moved, switched, yarn, after} {
 		if got[text] != "" {
 			t.Errorf("%q: lifecycle %q, want live", text, got[text])
 		}
