@@ -257,6 +257,10 @@ func TestJudgeNearMiss(t *testing.T) {
 	if len(kept.FalseApply) != 0 || len(kept.Failures) != 0 {
 		t.Errorf("a near-miss that changed nothing: %q", kept.Failures)
 	}
+	avoid := Judge(s, []*Observation{before, obs(s, PhaseAfter, oldB+"\n[Belief (0.80): User avoids fly.io.]", "")})
+	if len(avoid.FalseApply) != 1 || !strings.Contains(avoid.FalseApply[0], "turning away") {
+		t.Errorf("a near-miss that made an avoidance: false apply = %q", avoid.FalseApply)
+	}
 	after := obs(s, PhaseAfter, "", "", BeliefRow{Statement: "In project api, deploy target is fly.io.", Status: "revised"})
 	after.Superseded = []EpisodeRow{{Summary: "we deploy to fly.io"}}
 	v := Judge(s, []*Observation{before, after})

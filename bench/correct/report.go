@@ -194,7 +194,7 @@ func (rep *Report) Print(w io.Writer) {
 		rate(c.ScopeKept, c.ScopeN), frac(c.ScopeKept, c.ScopeN), c.ScopeMeasured, c.ScopeUptake)
 	fmt.Fprintf(w, "near-misses\n")
 	fmt.Fprintf(w, "  old value remembered before                 %s (%s)\n", rate(n.OldBefore, n.N), frac(n.OldBefore, n.N))
-	fmt.Fprintf(w, "  false apply (something retired or lost)     %s (%s)   target %s\n", rate(n.FalseApply, n.N), frac(n.FalseApply, n.N), Targets["false_apply"])
+	fmt.Fprintf(w, "  false apply (retired, lost or avoided)      %s (%s)   target %s\n", rate(n.FalseApply, n.N), frac(n.FalseApply, n.N), Targets["false_apply"])
 	fmt.Fprintf(w, "  the value only mentioned presented as current  %s\n", frac(n.NewTakenUp, n.N))
 	fmt.Fprintf(w, "every scenario\n")
 	fmt.Fprintf(w, "  collateral changes (scenarios)              %d of %d (the other slot reached the model before in %d)   target %s\n",

@@ -19,6 +19,11 @@ type Reading struct {
 	// OldCurrent: the old value is presented as current (see Presents).
 	OldCurrent bool  `json:"old_current"`
 	OldVia     *Unit `json:"old_via,omitempty"`
+	// OldAvoided: a belief that turns away from the old value ("Project
+	// api avoids jest.") reaches the model: what a near-miss must not
+	// bring about.
+	OldAvoided    bool  `json:"old_avoided,omitempty"`
+	OldAvoidedVia *Unit `json:"old_avoided_via,omitempty"`
 	// OtherReaches: the other slot's value reaches the model for its own
 	// question.
 	OtherReaches bool `json:"other_reaches"`
@@ -42,6 +47,12 @@ func Read(s *Scenario, o *Observation) Reading {
 	}
 	if u, ok := AnyPresents(units, s.Old, s.New); ok {
 		r.OldCurrent, r.OldVia = true, &u
+	}
+	for _, u := range units {
+		if u.Kind == UnitBelief && avoided(u.Text, s.Old) {
+			r.OldAvoided, r.OldAvoidedVia = true, &u
+			break
+		}
 	}
 	_, r.OtherReaches = AnyPresents(append(InjectedUnits(o.OtherInjected), o.Memory...), s.Other.Value, nil)
 	if s.Scope != nil {
@@ -78,7 +89,8 @@ type Verdict struct {
 	Collateral      []string `json:"collateral,omitempty"`
 	OtherSuperseded []string `json:"other_superseded,omitempty"`
 	// FalseApply lists what a near-miss retired: a belief retired, an
-	// episode superseded, the old value no longer presented as current.
+	// episode superseded, the old value no longer presented as current, a
+	// belief turning away from it ("avoids X") reaching the model.
 	FalseApply []string `json:"false_apply,omitempty"`
 	// NewTakenUp: a near-miss's mentioned value was presented as current
 	// after it, by a unit not naming the old value (reported, not counted).
@@ -220,6 +232,10 @@ func Judge(s *Scenario, phases []*Observation) Verdict {
 		for _, o := range later {
 			if before.OldCurrent && !o.OldCurrent {
 				v.FalseApply = append(v.FalseApply, o.Phase+": the old value is no longer presented as current")
+			}
+			if o.OldAvoided && !before.OldAvoided {
+				v.FalseApply = append(v.FalseApply, fmt.Sprintf("%s: a belief turning away from the old value reaches the model: %q",
+					o.Phase, o.OldAvoidedVia.Text))
 			}
 			v.FalseApply = append(v.FalseApply, retiredNaming(before, o, nil, "")...)
 			v.FalseApply = append(v.FalseApply, supersededNew(before, o, nil, "")...)
