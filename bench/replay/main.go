@@ -20,11 +20,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -184,28 +181,10 @@ func run() error {
 	return runErr
 }
 
-// build builds the three binaries as scripts/install.sh does: static
-// (CGO_ENABLED=0: a hook starts faster), -trimpath -ldflags "-s -w", and on
-// amd64 with GOEXPERIMENT=simd, the sentence embedder's fast kernels.
+// build builds the three binaries as scripts/install.sh does (see
+// benchkit.BuildInstalled).
 func build(ctx context.Context, dir string) (benchkit.Bins, error) {
-	b := benchkit.Bins{
-		Stop:   filepath.Join(dir, "engram-hook-stop"),
-		Prompt: filepath.Join(dir, "engram-hook-userprompt"),
-		Worker: filepath.Join(dir, "engram-worker"),
-	}
-	env := append(os.Environ(), "CGO_ENABLED=0")
-	if runtime.GOARCH == "amd64" && !slices.Contains(strings.Split(os.Getenv("GOEXPERIMENT"), ","), "simd") {
-		env = append(env, "GOEXPERIMENT="+strings.TrimPrefix(os.Getenv("GOEXPERIMENT")+",simd", ","))
-	}
-	for out, pkg := range map[string]string{b.Stop: "hook-stop", b.Prompt: "hook-userprompt", b.Worker: "worker"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out,
-			"github.com/engram-memory/engram/cmd/"+pkg)
-		cmd.Env = env
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return b, fmt.Errorf("go build ./cmd/%s: %v\n%s", pkg, err, msg)
-		}
-	}
-	return b, nil
+	return benchkit.BuildInstalled(ctx, dir)
 }
 
 // uniqueSessions refuses two inputs that hold the same session: their

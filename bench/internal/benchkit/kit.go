@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,32 @@ func Build(ctx context.Context, dir string) (Bins, error) {
 	}
 	for out, pkg := range map[string]string{b.Stop: "hook-stop", b.Prompt: "hook-userprompt", b.Worker: "worker"} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/engram-memory/engram/cmd/"+pkg)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return b, fmt.Errorf("go build ./cmd/%s: %v\n%s", pkg, err, msg)
+		}
+	}
+	return b, nil
+}
+
+// BuildInstalled builds the hooks and the worker into dir as
+// scripts/install.sh does: static (CGO_ENABLED=0: a hook starts faster),
+// -trimpath -ldflags "-s -w", and on amd64 with GOEXPERIMENT=simd, the
+// sentence embedder's fast kernels. The benches that measure engram as a
+// user runs it (bench/replay, bench/correct) build with it.
+func BuildInstalled(ctx context.Context, dir string) (Bins, error) {
+	b := Bins{
+		Stop:   filepath.Join(dir, "engram-hook-stop"),
+		Prompt: filepath.Join(dir, "engram-hook-userprompt"),
+		Worker: filepath.Join(dir, "engram-worker"),
+	}
+	env := append(os.Environ(), "CGO_ENABLED=0")
+	if runtime.GOARCH == "amd64" && !slices.Contains(strings.Split(os.Getenv("GOEXPERIMENT"), ","), "simd") {
+		env = append(env, "GOEXPERIMENT="+strings.TrimPrefix(os.Getenv("GOEXPERIMENT")+",simd", ","))
+	}
+	for out, pkg := range map[string]string{b.Stop: "hook-stop", b.Prompt: "hook-userprompt", b.Worker: "worker"} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out,
+			"github.com/engram-memory/engram/cmd/"+pkg)
+		cmd.Env = env
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return b, fmt.Errorf("go build ./cmd/%s: %v\n%s", pkg, err, msg)
 		}
@@ -162,6 +189,7 @@ func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type Transcript struct {
 	Path, SessionID, Cwd string
 	parent               string
+	prompt               string // the promptId of the latest Prompt
 	msgs                 int
 }
 
@@ -228,6 +256,65 @@ func (t *Transcript) Assistant(text string, at time.Time) error {
 		"requestId": "req_" + strings.ReplaceAll(NewUUID(), "-", ""),
 		"timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"),
 	})
+}
+
+// Prompt appends the user's prompt and returns its promptId, which the
+// turn's tool results carry too and the Stop input names (StopPrompt).
+func (t *Transcript) Prompt(text string, at time.Time) (string, error) {
+	id := NewUUID()
+	t.prompt = id
+	return id, t.append(map[string]any{
+		"type": "user", "promptId": id, "message": map[string]any{"role": "user", "content": text},
+		"timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"), "permissionMode": "default",
+	})
+}
+
+// ToolCall appends an assistant line calling tool name with input, and the
+// user line with its result, as Claude Code 2.1.330 writes them (the
+// result line carries the prompt's promptId, toolUseResult and
+// sourceToolAssistantUUID).
+func (t *Transcript) ToolCall(name string, input map[string]any, result string, at time.Time) error {
+	t.msgs++
+	id := fmt.Sprintf("toolu_%020d", t.msgs)
+	err := t.append(map[string]any{
+		"type": "assistant",
+		"message": map[string]any{
+			"id": fmt.Sprintf("msg_%024d", t.msgs), "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+			"content":     []any{map[string]any{"type": "tool_use", "id": id, "name": name, "input": input}},
+			"stop_reason": "tool_use", "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
+		},
+		"requestId": "req_" + strings.ReplaceAll(NewUUID(), "-", ""),
+		"timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"),
+	})
+	if err != nil {
+		return err
+	}
+	line := map[string]any{
+		"type": "user",
+		"message": map[string]any{"role": "user", "content": []any{map[string]any{
+			"tool_use_id": id, "type": "tool_result", "content": result, "is_error": false}}},
+		"timestamp":               at.Add(100 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z"),
+		"toolUseResult":           map[string]any{"stdout": result, "stderr": "", "interrupted": false, "isImage": false},
+		"sourceToolAssistantUUID": t.parent,
+	}
+	if t.prompt != "" {
+		line["promptId"] = t.prompt
+	}
+	return t.append(line)
+}
+
+// StopPrompt runs the Stop hook for the turn of the prompt promptID (as
+// returned by Prompt), as Claude Code does; ok as for Stop.
+func (t *Transcript) StopPrompt(ctx context.Context, env []string, stopBin, promptID, reply string) (p Proc, ok bool) {
+	in, _ := json.Marshal(map[string]any{
+		"session_id": t.SessionID, "transcript_path": t.Path, "cwd": t.Cwd, "prompt_id": promptID,
+		"permission_mode": "default", "effort": map[string]any{"level": "medium"},
+		"hook_event_name": "Stop", "stop_hook_active": false, "last_assistant_message": reply,
+		"background_tasks": []any{}, "session_crons": []any{},
+	})
+	p = Run(ctx, env, t.Cwd, in, stopBin)
+	return p, p.Err == nil && len(p.Stdout) == 0 && len(p.Stderr) == 0
 }
 
 // Stop runs the Stop hook for the turn just written (reply is the
