@@ -267,6 +267,13 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	olds := oldValues(e)
 	t := when(e)
 	for _, sc := range claims {
+		if sc.global && corrects && s.projectSlot(e.ProjectPath, sc.c) {
+			// A correction bears on the slot it corrects: said in a
+			// project that holds a belief about it, it is that project's
+			// ("scratch what I told you about port 8080, the dev server
+			// is 3000 now").
+			sc.global = false
+		}
 		scope, project, path := episode.ScopeProject, e.Project, e.ProjectPath
 		if sc.global {
 			scope, project, path = episode.ScopeGlobal, "", ""
@@ -444,6 +451,24 @@ func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 			s.supersede(id, e.ID, "what it said was corrected")
 		}
 	}
+}
+
+// projectSlot reports whether the project at path holds an active belief
+// about c's subject, of c's class.
+func (s *cycle) projectSlot(path string, c claim) bool {
+	if path == "" {
+		return false
+	}
+	for _, id := range s.order {
+		b := s.beliefs[id]
+		if b.Status != belief.StatusActive || b.Scope != episode.ScopeProject || b.ProjectPath != path {
+			continue
+		}
+		if bc, ok := beliefClaim(b); ok && bc.subject == c.subject && bc.class == c.class {
+			return true
+		}
+	}
+	return false
 }
 
 // supersede marks an episode superseded by another (by: "" when only the

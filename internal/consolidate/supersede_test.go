@@ -113,3 +113,19 @@ func TestCorrectionSupersedesEpisodes(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionKeepsTheSlotsScope: a correction said without naming the
+// project, in a project that holds a belief about that slot, corrects that
+// project's belief, not a new global one.
+func TestCorrectionKeepsTheSlotsScope(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(0, "in this repo the dev server is 8080")
+	old := w.find("In project tools, dev server is 8080.")
+	if old == nil {
+		w.dump()
+		t.Fatal("no belief about the port: the check shows nothing")
+	}
+	w.day(1, "actually, scratch what I told you about port 8080, the dev server is 3000 now")
+	w.expect("In project tools, dev server is 8080.", "revised", 4, 4)
+	w.expect("In project tools, dev server is 3000 now.", "active", 4, 1)
+}

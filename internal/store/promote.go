@@ -32,8 +32,9 @@ type PromotionBelief struct {
 	// active belief (0 when never shown).
 	PromotedConfidence float64
 	// FirstEvidence is the context and type of its first supporting
-	// episode ("" when it has none or that episode is gone): the words
-	// the belief was first stated in.
+	// episode not superseded ("" when it has none or those episodes are
+	// gone): the words the belief was first stated in, never words the
+	// user has since corrected.
 	FirstEvidence, FirstEvidenceType string
 	// Level is the belief's review level (LevelPending when it has none).
 	Level string
@@ -52,8 +53,10 @@ func (b PromotionBelief) Shown() bool { return !b.PromotedAt.IsZero() && b.Promo
 func (db *DB) PromotionCandidates(ctx context.Context, minConfidence float64, minEvidence int) ([]PromotionBelief, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT beliefs.id, beliefs.statement, beliefs.subject, scope, project, project_path, status, confidence_alpha,
 		confidence_beta, evidence_count, created_at, promoted_at, demoted_at, promoted_to, promoted_confidence,
-		coalesce((SELECT e.context FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
-		coalesce((SELECT e.type FROM episodes e WHERE e.id = json_extract(beliefs.supporting_episodes, '$[0]')), ''),
+		coalesce((SELECT e.context FROM json_each(beliefs.supporting_episodes) j JOIN episodes e ON e.id = j.value
+			WHERE e.lifecycle != 'superseded' ORDER BY j.key LIMIT 1), ''),
+		coalesce((SELECT e.type FROM json_each(beliefs.supporting_episodes) j JOIN episodes e ON e.id = j.value
+			WHERE e.lifecycle != 'superseded' ORDER BY j.key LIMIT 1), ''),
 		coalesce(l.level, 'pending')
 		FROM beliefs LEFT JOIN belief_levels l ON l.belief_id = beliefs.id
 		WHERE (status = 'active' AND evidence_count >= ? AND confidence_alpha / (confidence_alpha + confidence_beta) >= ?)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,41 @@ func TestGraduationAndCompressionQueries(t *testing.T) {
 	}
 	if n, _ := db.CompressEpisodes(ctx, stale); n != 0 {
 		t.Errorf("compressed again: %d", n)
+	}
+}
+
+// TestFirstEvidenceNotSuperseded: a belief's bullet quotes the first of its
+// supporting exchanges that was not superseded by a correction.
+func TestFirstEvidenceNotSuperseded(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "memory.db"))
+	now := time.Now()
+	mk := func(id, text string) episode.Episode {
+		return episode.Episode{ID: id, Summary: text, Context: "User: " + text, Type: "fact", Scope: episode.ScopeProject,
+			ProjectPath: "/src/web", ContentHash: id, Importance: 0.5, OccurredAt: now, CreatedAt: now, UpdatedAt: now}
+	}
+	old, cur := "ep_0000000000c1", "ep_0000000000c2"
+	err := db.Import(ctx, []episode.Episode{mk(old, "webpack builds the bundle and Netlify serves it"), mk(cur, "Netlify serves the site")},
+		[]belief.Belief{{ID: "bl_0000000000d1", Statement: "In project web, host is netlify.", Subject: "host", Alpha: 7, Beta: 1,
+			Scope: episode.ScopeProject, ProjectPath: "/src/web", Status: belief.StatusActive, EvidenceCount: 6, Stability: 1,
+			Supporting: []string{old, cur}, CreatedAt: now, UpdatedAt: now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func() string {
+		rows, err := db.PromotionCandidates(ctx, 0.7, 3)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("candidates: %v %+v", err, rows)
+		}
+		return rows[0].FirstEvidence
+	}
+	if got := first(); !strings.Contains(got, "webpack") {
+		t.Fatalf("before the correction the first evidence is %q", got)
+	}
+	if _, err := db.EndEpisodes(ctx, []LifecycleChange{{ID: old, State: episode.LifecycleSuperseded, By: cur}}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := first(); got != "User: Netlify serves the site" {
+		t.Fatalf("after the correction the first evidence is %q", got)
 	}
 }
