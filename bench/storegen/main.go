@@ -21,6 +21,9 @@
 //	storegen report -raw DIR -out FILE.json ...  the summary table of the timings
 //	storegen rebuild -home DIR                   rewrite a store's recollection files (a reused store
 //	                                             made by an older engram), as the worker's cycle does
+//	storegen progress < STATUS.json              where re-embedding by the sentence embedder stands
+//	                                             (engram-worker status --json)
+//	storegen settle -home DIR                    mark an imported store's consolidation as done
 package main
 
 import (
@@ -62,6 +65,10 @@ func main() {
 		err = rebuild(os.Args[2:])
 	case "injected":
 		err = injected(os.Args[2:])
+	case "progress":
+		err = progress(os.Args[2:])
+	case "settle":
+		err = settle(os.Args[2:])
 	default:
 		err = generate(os.Args[1:])
 	}

@@ -26,6 +26,12 @@ type benchPrompt struct {
 	// benchmark fails when it prints nothing); false: it must print
 	// nothing.
 	Injects bool `json:"injects"`
+	// InjectsReembedded: the hook must inject something for this prompt
+	// also when every vector is the model's (bench/prompt-hook.sh
+	// REEMBED=1). A prompt that injects without it is reported there, not
+	// checked: on the model's vectors the gate may find none of its
+	// matches near enough in meaning.
+	InjectsReembedded bool `json:"injects_reembedded"`
 	// RealCoverage: with storegen -real-vectors, the records whose text
 	// holds at least this share of the prompt's terms (an injecting
 	// prompt's) get the model's vectors.
@@ -40,6 +46,8 @@ func inputs(args []string) error {
 	cwd := fs.String("cwd", ProjectRoot+"/"+projectNames[0], "the session's working directory (its project)")
 	session := fs.String("session", "0b5e0c1e-5a11-4c0d-9e2f-00000000b0b0", "session id")
 	injecting := fs.Bool("injecting", false, "print only the kinds meant to inject something (prompts.json's injects)")
+	reembedded := fs.Bool("reembedded", false, "with -injecting: meant to inject on stores whose every vector is the model's "+
+		"(prompts.json's injects_reembedded)")
 	fs.Parse(args)
 	if *dir == "" {
 		return errors.New("inputs: -dir is required")
@@ -60,7 +68,7 @@ func inputs(args []string) error {
 		if err := os.WriteFile(filepath.Join(*dir, p.Kind+".json"), append(b, '\n'), 0o644); err != nil {
 			return err
 		}
-		if p.Injects || !*injecting {
+		if !*injecting || (p.Injects && !*reembedded) || (p.InjectsReembedded && *reembedded) {
 			fmt.Println(p.Kind)
 		}
 	}

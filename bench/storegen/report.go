@@ -320,6 +320,9 @@ type sizeInfo struct {
 	JSONLBytes  int64   `json:"jsonl_bytes"`
 	DBBytes     int64   `json:"db_bytes"`
 	RecBytes    int64   `json:"recollection_bytes"`
+	// REEMBED=1: the worker cycles that re-embedded the store, and their time.
+	ReembedSec    float64 `json:"reembed_seconds"`
+	ReembedCycles int     `json:"reembed_cycles"`
 }
 
 // report: storegen report -raw DIR -out FILE -sizes 1k,10k,100k -kinds rare,common,...
@@ -512,10 +515,14 @@ func report(args []string) error {
 	if len(sinfo) > 0 {
 		fmt.Println("\nstores (engram-worker import: validate, insert in one transaction, rebuild the recollection files)")
 		tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "size\tepisodes\tbeliefs\tjsonl MB\tgenerate s\timport s\tmemory.db MB\trecall/*.rec KB\t")
+		fmt.Fprintln(tw, "size\tepisodes\tbeliefs\tjsonl MB\tgenerate s\timport s\tmemory.db MB\trecall/*.rec KB\tre-embedded s (cycles)\t")
 		for _, s := range sinfo {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", s.Size, s.Episodes, s.Beliefs, float64(s.JSONLBytes)/1e6,
-				s.GenerateSec, s.ImportSec, float64(s.DBBytes)/1e6, float64(s.RecBytes)/1e3)
+			re := "-"
+			if s.ReembedCycles > 0 {
+				re = fmt.Sprintf("%.0f (%d)", s.ReembedSec, s.ReembedCycles)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%s\t\n", s.Size, s.Episodes, s.Beliefs, float64(s.JSONLBytes)/1e6,
+				s.GenerateSec, s.ImportSec, float64(s.DBBytes)/1e6, float64(s.RecBytes)/1e3, re)
 		}
 		tw.Flush()
 	}

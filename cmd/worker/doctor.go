@@ -118,6 +118,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			add("database", "ok", "%s, schema %d, quick_check ok", cfg.DBPath(), v)
 		}
 		checkLastRun(ctx, add, db)
+		checkSearchIndex(ctx, add, cfg, db)
 		if counts, err := db.CaptureCounts(ctx); err == nil && counts[store.CaptureFailed] > 0 {
 			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
 		}
@@ -428,6 +429,27 @@ func checkQuarantine(ctx context.Context, add func(name, status, format string, 
 		reason, _, _ := strings.Cut(items[0].Reason, "\n")
 		add("quarantine", "warn", "%s held out of their step; the latest, %s: %s (engram-worker quarantine list; a new build tries them again)",
 			counts(byStage), items[0].ID, reason)
+	}
+}
+
+// checkSearchIndex says how far the prompt hook's search index is behind
+// the store, and why when its last update failed.
+func checkSearchIndex(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config, db *store.DB) {
+	x, err := inspectIndex(ctx, &session{cfg: cfg, db: db})
+	switch {
+	case err != nil:
+		add("search index", "fail", "%v", err)
+	case x.Failure != nil:
+		add("search index", "warn", "%s", x.failureLine())
+	case x.Error != "":
+		add("search index", "warn", "unreadable (%s); the next worker cycle rebuilds it", x.Error)
+	case !x.Built:
+		add("search index", "warn", "not built yet: the next worker cycle builds it (until then the prompt hook finds memories by its recollection files only)")
+	case x.Behind > 0:
+		add("search index", "ok", "%d segments, %d records, synced %s; %d episodes changed since (the next worker cycle applies them)",
+			x.Segments, x.Records, x.SyncedAt.UTC().Format(time.RFC3339), x.Behind)
+	default:
+		add("search index", "ok", "%d segments, %d records, synced %s, up to date", x.Segments, x.Records, x.SyncedAt.UTC().Format(time.RFC3339))
 	}
 }
 

@@ -179,6 +179,24 @@ type searchIndex struct {
 	// Behind is how many episodes changed since the last sync (the next
 	// worker cycle applies them).
 	Behind int `json:"changes_pending"`
+	// Failure is the last update that failed, when no update has
+	// succeeded since: the index is still the one synced at SyncedAt.
+	Failure *recall.IndexFailure `json:"last_failure,omitempty"`
+}
+
+// failureLine says why the index is behind, or "" when its last update
+// did not fail.
+func (x searchIndex) failureLine() string {
+	f := x.Failure
+	if f == nil {
+		return ""
+	}
+	s := fmt.Sprintf("the last update failed at %s (%d changed episodes to apply): %s", f.At.Format(time.RFC3339), f.Changes, f.Error)
+	if x.Built {
+		s += fmt.Sprintf("; the prompt hook searches the index as synced at %s until an update succeeds (every worker cycle tries)",
+			x.SyncedAt.Format(time.RFC3339))
+	}
+	return s
 }
 
 // inspectIndex reads the search index's manifest and the store's change log.
@@ -199,6 +217,9 @@ func inspectIndex(ctx context.Context, s *session) (searchIndex, error) {
 				x.Bytes += fi.Size()
 			}
 		}
+	}
+	if x.Failure, err = recall.ReadIndexFailure(s.cfg.Home); err != nil {
+		x.Failure = &recall.IndexFailure{Error: "unreadable record of the last failure: " + err.Error()}
 	}
 	_, _, seqs, err := s.db.EpisodeChanges(ctx, after)
 	x.Behind = len(seqs)
@@ -376,6 +397,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	default:
 		fmt.Fprintf(e.stdout, "search index: %d segments, %d records, %.1f MB, synced %s; %d episodes changed since\n",
 			x.Segments, x.Records, float64(x.Bytes)/1e6, x.SyncedAt.Format(time.RFC3339), x.Behind)
+	}
+	if l := r.SearchIndex.failureLine(); l != "" {
+		fmt.Fprintf(e.stdout, "              %s\n", l)
 	}
 	if r.WorkerStale {
 		last += fmt.Sprintf("; it should run every %s: engram-worker doctor says why not", config.WorkerInterval)

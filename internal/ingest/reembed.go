@@ -57,11 +57,13 @@ func Reembed(ctx context.Context, db *store.DB, emb embed.Embedder, budget time.
 		}
 		st.Beliefs += len(bs)
 	}
+	below := int64(0) // where the last batch stopped: the next starts there
 	for !spent() {
-		eps, err := db.EpisodesToEmbed(ctx, name, ReembedBatch)
+		eps, lowest, err := db.EpisodesToEmbed(ctx, name, below, ReembedBatch)
 		if err != nil {
 			return st, err
 		}
+		below = lowest
 		if len(eps) == 0 {
 			break
 		}

@@ -648,6 +648,15 @@ func TestStatus(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, text)
 		}
 	}
+
+	// So is a failed update of the search index, until one succeeds.
+	if err := recall.WriteIndexFailure(cfg.Home, &recall.IndexFailure{At: time.Now(), Error: "disk full", Changes: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if text = mustCall(t, cs, ToolStatus, nil); !strings.Contains(text, "the search index's last update failed at") ||
+		!strings.Contains(text, "disk full") {
+		t.Errorf("status with a failed index update:\n%s", text)
+	}
 }
 
 // A tool that panics answers with a tool error, and the server goes on.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
@@ -51,6 +52,13 @@ func (s *Server) status(ctx context.Context, _ StatusInput) (string, error) {
 
 	if files, err := spool.List(s.cfg.SpoolDir()); err == nil && len(files) > 0 {
 		problem("%d capture file(s) wait in %s: the hooks could not reach the store; the worker's next run stores them", len(files), s.cfg.SpoolDir())
+	}
+	if f, err := recall.ReadIndexFailure(s.cfg.Home); err != nil || f != nil {
+		if err != nil {
+			f = &recall.IndexFailure{Error: err.Error()}
+		}
+		problem("the search index's last update failed at %s: %s; the prompt hook searches the index as it was before until an update succeeds (every worker cycle tries)",
+			f.At.In(now.Location()).Format(time.RFC3339), f.Error)
 	}
 	s.installProblems(problem)
 

@@ -127,7 +127,9 @@ const (
 	minVersion = 4
 )
 
-// MaxFileSize bounds what a reader accepts.
+// MaxFileSize bounds a recollection file: the readers refuse a larger one,
+// and the writers never write one (checkSize is the test both use). The
+// search index's writer cuts its segments to fit (Builder.TryAdd).
 const MaxFileSize = 64 << 20
 
 // Record flags (version 5).
@@ -162,201 +164,13 @@ var ErrFormat = errors.New("recall: bad recollection file")
 // So a prompt costs a mapping of the file, a binary search per term, and
 // the decoding of the few items its terms lead to.
 
-// Encode serialises f.
+// Encode serialises f (see Builder).
 func (f *File) Encode() []byte {
-	var b bytes.Buffer
-	b.WriteString(magic)
-	w := writer{&b}
-	w.uvarint(version)
-	w.str(f.Embedder)
-	w.varint(ms(f.CreatedAt))
-	w.str(f.Scope)
-	w.str(f.ProjectPath)
-	w.str(f.SessionID)
-	w.uvarint(uint64(max(0, f.Docs)))
-	w.uvarint(uint64(max(0, f.StopDocs)))
-	// The common terms: (hash, count) sorted by hash, which the hook
-	// searches in place, then the terms themselves for tools (Decode).
-	common := slices.Clone(f.Common)
-	slices.SortFunc(common, func(a, b TermDocs) int {
-		return cmp.Compare(stemHash([]byte(a.Term)), stemHash([]byte(b.Term)))
-	})
-	common = slices.CompactFunc(common, func(a, b TermDocs) bool { return stemHash([]byte(a.Term)) == stemHash([]byte(b.Term)) })
-	minDocs := 0
-	for _, t := range common {
-		if minDocs == 0 || t.Docs < minDocs {
-			minDocs = t.Docs
-		}
-	}
-	w.uvarint(uint64(max(0, minDocs)))
-	w.uvarint(uint64(len(common)))
-	var tmp [12]byte
-	for _, t := range common {
-		binary.LittleEndian.PutUint64(tmp[:8], stemHash([]byte(t.Term)))
-		binary.LittleEndian.PutUint32(tmp[8:], uint32(max(0, min(t.Docs, math.MaxUint32))))
-		b.Write(tmp[:])
-	}
-	var names bytes.Buffer
-	for _, t := range common {
-		writer{&names}.str(t.Term)
-	}
-	w.uvarint(uint64(names.Len()))
-	b.Write(names.Bytes())
-	if f.Vocab != nil && len(f.Vocab.Bits) > 0 && f.Vocab.K > 0 {
-		w.uvarint(uint64(f.Vocab.K))
-		w.uvarint(uint64(len(f.Vocab.Bits)))
-		b.Write(f.Vocab.Bits)
-	} else {
-		w.uvarint(0)
-		w.uvarint(0)
-	}
-	n := len(f.Items)
-	dim := 0
+	b := NewBuilder(f)
 	for _, it := range f.Items {
-		dim = max(dim, len(it.Vec))
+		b.Add(it)
 	}
-	// The index: stem hash → items.
-	posts := map[uint64][]uint32{}
-	var buf []byte
-	for i, it := range f.Items {
-		seen := map[uint64]bool{}
-		for _, text := range []string{it.Text, it.Detail, it.Terms} {
-			buf = eachStem(text, buf, func(stem []byte) {
-				h := stemHash(stem)
-				if !seen[h] {
-					seen[h] = true
-					posts[h] = append(posts[h], uint32(i))
-				}
-			})
-		}
-	}
-	keys := make([]uint64, 0, len(posts))
-	for k := range posts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	w.uvarint(uint64(n))
-	w.uvarint(uint64(dim))
-	w.uvarint(uint64(len(keys)))
-	w.uvarint(uint64(len(f.Dels)))
-
-	var records bytes.Buffer
-	rw := writer{&records}
-	offsets := make([]byte, 4*n)
-	norms := make([]byte, 4*n)
-	vecs := make([]byte, n*dim)
-	for i, it := range f.Items {
-		binary.LittleEndian.PutUint32(offsets[4*i:], uint32(records.Len()))
-		records.WriteByte(it.Kind)
-		rw.str(it.ID)
-		rw.str(it.Text)
-		rw.str(it.Detail)
-		rw.str(it.Project)
-		rw.str(it.ProjectPath)
-		rw.varint(ms(it.At))
-		rw.f32(it.Importance)
-		rw.f32(it.Confidence)
-		rw.varint(int64(it.Evidence))
-		rw.varint(int64(it.AccessCount))
-		rw.varint(ms(it.LastAccess))
-		rw.f32(it.Stability)
-		rw.str(it.Scope)
-		rw.str(it.SessionID)
-		var flags byte
-		if it.Stated {
-			flags |= flagStated
-		}
-		records.WriteByte(flags)
-		q, inv := quantize(it.Vec)
-		if len(q) == dim {
-			binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(inv))
-			for j, v := range q {
-				vecs[i*dim+j] = byte(v)
-			}
-		}
-	}
-	b.Write(offsets)
-	b.Write(norms)
-	b.Write(vecs)
-	for _, it := range f.Items {
-		binary.LittleEndian.PutUint64(tmp[:8], uint64(it.Seq))
-		b.Write(tmp[:8])
-	}
-	f.encodeDense(&b)
-	for _, d := range f.Dels {
-		binary.LittleEndian.PutUint64(tmp[:8], uint64(d))
-		b.Write(tmp[:8])
-	}
-	for _, k := range keys {
-		binary.LittleEndian.PutUint64(tmp[:8], k)
-		b.Write(tmp[:8])
-	}
-	var pl bytes.Buffer
-	pw := writer{&pl}
-	for _, k := range keys {
-		binary.LittleEndian.PutUint32(tmp[:4], uint32(pl.Len()))
-		b.Write(tmp[:4])
-		prev := uint32(0)
-		for j, item := range posts[k] {
-			if j == 0 {
-				pw.uvarint(uint64(item))
-			} else {
-				pw.uvarint(uint64(item - prev))
-			}
-			prev = item
-		}
-	}
-	binary.LittleEndian.PutUint32(tmp[:4], uint32(pl.Len()))
-	b.Write(tmp[:4])
-	w.uvarint(uint64(pl.Len()))
-	b.Write(pl.Bytes())
-	w.uvarint(uint64(records.Len()))
-	b.Write(records.Bytes())
 	return b.Bytes()
-}
-
-// encodeDense writes the dense table: the embedder's name and dimension,
-// then each item's inverse norm, sign bits and int8 vector. Items without a
-// vector of that dimension get zeros (norm 0: none).
-func (f *File) encodeDense(b *bytes.Buffer) {
-	w := writer{b}
-	dim := 0
-	if f.Dense != "" {
-		for _, it := range f.Items {
-			dim = max(dim, len(it.Dense))
-		}
-	}
-	if dim == 0 {
-		w.str("")
-		w.uvarint(0)
-		return
-	}
-	w.str(f.Dense)
-	w.uvarint(uint64(dim))
-	n := len(f.Items)
-	words := SigWords(dim)
-	norms := make([]byte, 4*n)
-	sigs := make([]byte, 8*words*n)
-	vecs := make([]byte, dim*n)
-	for i, it := range f.Items {
-		if len(it.Dense) != dim {
-			continue
-		}
-		q, inv := quantize(it.Dense)
-		if len(q) != dim {
-			continue
-		}
-		binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(inv))
-		for j, x := range Signature(it.Dense) {
-			binary.LittleEndian.PutUint64(sigs[8*(i*words+j):], x)
-		}
-		for j, v := range q {
-			vecs[i*dim+j] = byte(v)
-		}
-	}
-	b.Write(norms)
-	b.Write(sigs)
-	b.Write(vecs)
 }
 
 // SigWords is the number of 64-bit words of a signature of dim dimensions.
@@ -443,6 +257,7 @@ type View struct {
 	// denseCosines reads them at dvecsOff rather than through the mapping.
 	file     *os.File
 	dvecsOff int64
+	size     int // the file's bytes
 }
 
 // Decode parses a whole recollection file, every item included. The
@@ -495,7 +310,7 @@ func DecodeView(data []byte) (*View, error) {
 	if ver < minVersion || ver > version {
 		return nil, fmt.Errorf("%w: version %d", ErrFormat, ver)
 	}
-	v := &View{version: int(ver)}
+	v := &View{version: int(ver), size: len(data)}
 	v.Embedder = r.str()
 	v.CreatedAt = fromMS(r.varint())
 	v.Scope = r.str()
@@ -564,6 +379,9 @@ func (v *View) Close() error {
 
 // Len is the number of items.
 func (v *View) Len() int { return v.n }
+
+// Size is the file's size in bytes.
+func (v *View) Size() int { return v.size }
 
 // Item decodes item i. Its strings share the view's bytes.
 func (v *View) Item(i int) (Item, error) {
@@ -901,7 +719,7 @@ func LoadView(path string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() || st.Size() > MaxFileSize || st.Size() == 0 {
+	if !st.Mode().IsRegular() || !checkSize(st.Size()) {
 		return nil, fmt.Errorf("%w: %s is not a regular file of 1 to %d bytes", ErrFormat, path, MaxFileSize)
 	}
 	// The worker replaces files by renaming new ones over them, never by
@@ -943,8 +761,8 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() || st.Size() > MaxFileSize {
-		return nil, fmt.Errorf("%w: %s is not a regular file under %d bytes", ErrFormat, path, MaxFileSize)
+	if !st.Mode().IsRegular() || !checkSize(st.Size()) {
+		return nil, fmt.Errorf("%w: %s is not a regular file of 1 to %d bytes", ErrFormat, path, MaxFileSize)
 	}
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(fd, data); err != nil {
@@ -954,13 +772,38 @@ func readFile(path string) ([]byte, error) {
 }
 
 // Save writes f atomically (temp file in the same directory, fsync, rename)
-// with mode 0600 in a 0700 directory.
-func Save(path string, f *File) error { return WriteAtomic(path, f.Encode()) }
+// with mode 0600 in a 0700 directory. A file larger than the readers
+// accept is not written (ErrTooLarge).
+func Save(path string, f *File) error {
+	b := NewBuilder(f)
+	for _, it := range f.Items {
+		b.Add(it)
+	}
+	return SaveBuilder(path, b)
+}
+
+// SaveBuilder writes b's file as Save does.
+func SaveBuilder(path string, b *Builder) error {
+	if size := b.Size(); !checkSize(int64(size)) {
+		return fmt.Errorf("%w: %s would be %d bytes, over %d", ErrTooLarge, path, size, MaxFileSize)
+	}
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := b.WriteTo(w)
+		return err
+	})
+}
 
 // WriteAtomic writes data to path through a temp file in the same directory
 // (fsync, rename), with mode 0600 in a 0700 directory: a reader sees the old
 // file or the new one, never a part.
 func WriteAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func writeAtomic(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -970,7 +813,7 @@ func WriteAtomic(path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -124,13 +125,76 @@ func validSegmentName(name string) bool {
 	return len(name) > 8
 }
 
+// MaxManifestSize bounds the manifest, for its reader and its writer
+// alike (about 40,000 segments).
+const MaxManifestSize = 1 << 20
+
 // ReadManifest reads the search index's manifest.
 func ReadManifest(home string) (*Manifest, error) {
-	data, err := readSmall(ManifestPath(home), 1<<20)
+	data, err := readSmall(ManifestPath(home), MaxManifestSize)
 	if err != nil {
 		return nil, err
 	}
 	return DecodeManifest(data)
+}
+
+// WriteManifest renames a new manifest into place; one larger than its
+// reader accepts is not written (ErrTooLarge).
+func WriteManifest(home string, m *Manifest) error {
+	data := m.Encode()
+	if len(data) > MaxManifestSize {
+		return fmt.Errorf("%w: a manifest of %d segments is %d bytes, over %d", ErrTooLarge, len(m.Segments), len(data), MaxManifestSize)
+	}
+	return WriteAtomic(ManifestPath(home), data)
+}
+
+// IndexFailure is the last update of the search index that failed: the
+// index stays as it was before it (the manifest is replaced last), and
+// `status` and `doctor` say why until an update succeeds.
+type IndexFailure struct {
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
+	// Changes is how many changed episodes the update was to apply.
+	Changes int `json:"changes"`
+}
+
+// IndexFailurePath is where the last failed update is recorded.
+func IndexFailurePath(home string) string { return filepath.Join(IndexDir(home), "failed.json") }
+
+// ReadIndexFailure returns the last failed update of the search index, or
+// nil when the last update succeeded (or none failed).
+func ReadIndexFailure(home string) (*IndexFailure, error) {
+	data, err := readSmall(IndexFailurePath(home), 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f IndexFailure
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", IndexFailurePath(home), err)
+	}
+	return &f, nil
+}
+
+// WriteIndexFailure records a failed update; a nil f clears the record.
+func WriteIndexFailure(home string, f *IndexFailure) error {
+	if f == nil {
+		if err := os.Remove(IndexFailurePath(home)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	g := *f
+	if len(g.Error) > 4000 {
+		g.Error = g.Error[:4000] + "…"
+	}
+	data, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(IndexFailurePath(home), append(data, '\n'))
 }
 
 // Index reads the search index. It is opened lazily: nothing is read until

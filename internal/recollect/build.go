@@ -288,3 +288,16 @@ func writeGraph(ctx context.Context, db *store.DB, home string, beliefs []store.
 
 // maxSubjectIDs bounds the memories listed for one subject.
 const maxSubjectIDs = 50
+
+// denseName is the sentence embedder of most of the items of a file about
+// to be written (normally the only one).
+func denseName(count map[string]int) string {
+	best := ""
+	for name, n := range count {
+		if n > count[best] || (n == count[best] && name < best) {
+			best = name
+		}
+	}
+	clear(count)
+	return best
+}

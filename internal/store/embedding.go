@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 
 	"github.com/engram-memory/engram/internal/episode"
 )
@@ -16,11 +17,41 @@ import (
 // found by the vectors it has.
 
 // EpisodesToEmbed returns up to limit episodes whose vector is not
-// embedder's (or missing), newest first.
-func (db *DB) EpisodesToEmbed(ctx context.Context, embedder string, limit int) ([]episode.Episode, error) {
-	return db.queryEpisodes(ctx, "episodes to embed", "SELECT "+episodeCols+
-		" FROM episodes WHERE embedder != ? OR embedding IS NULL ORDER BY seq DESC LIMIT ?", embedder, limit)
+// embedder's (or missing), newest first, among those below seq `below`
+// (0: all), and the lowest seq among them: a caller going through the
+// store passes it to the next call, which then starts where this one
+// stopped instead of stepping again over every episode done since.
+func (db *DB) EpisodesToEmbed(ctx context.Context, embedder string, below int64, limit int) ([]episode.Episode, int64, error) {
+	if below <= 0 {
+		below = math.MaxInt64
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT seq, "+episodeCols+
+		" FROM episodes WHERE (embedder != ? OR embedding IS NULL) AND seq < ? ORDER BY seq DESC LIMIT ?", embedder, below, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: episodes to embed: %w", err)
+	}
+	defer rows.Close()
+	var out []episode.Episode
+	lowest := below
+	for rows.Next() {
+		var seq int64
+		e, err := scanEpisode(scanHead{rows, &seq})
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, e)
+		lowest = min(lowest, seq)
+	}
+	return out, lowest, rows.Err()
 }
+
+// scanHead scans a column before those sc's caller expects.
+type scanHead struct {
+	sc   interface{ Scan(...any) error }
+	head any
+}
+
+func (s scanHead) Scan(dest ...any) error { return s.sc.Scan(append([]any{s.head}, dest...)...) }
 
 // Vector is a new vector for one episode or belief.
 type Vector struct {
