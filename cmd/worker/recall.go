@@ -92,10 +92,12 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			Confidence float32 `json:"confidence,omitempty"`
 			// The sentence embedder's cosine and how far it stands above
 			// the reference; by_meaning when it passed the gate by it.
-			Dense     *float32 `json:"dense,omitempty"`
-			DenseGap  *float32 `json:"dense_gap,omitempty"`
-			Stated    bool     `json:"stated,omitempty"`
-			ByMeaning bool     `json:"by_meaning,omitempty"`
+			Dense    *float32 `json:"dense,omitempty"`
+			DenseGap *float32 `json:"dense_gap,omitempty"`
+			Stated   bool     `json:"stated,omitempty"`
+			// Superseded: a later correction replaced what it says.
+			Superseded bool `json:"superseded,omitempty"`
+			ByMeaning  bool `json:"by_meaning,omitempty"`
 		}
 		out := struct {
 			Query   string   `json:"query"`
@@ -110,7 +112,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 		}{Query: q, Project: root, Match: res.Match, Dense: res.Dense, Open: res.Open, Past: res.Past, Many: res.Many, Results: []hit{}, Notes: res.Problems}
 		for _, c := range append(append([]recall.Candidate{}, res.Beliefs...), res.Episodes...) {
 			h := hit{Kind: "episode", MemoryKind: kinds[c.ID], ID: c.ID, Text: c.Text, Project: c.Project, Score: c.Score, BM25: c.BM25,
-				Cosine: c.Cos, Coverage: c.Coverage, Stated: c.Stated, ByMeaning: c.ByMeaning}
+				Cosine: c.Cos, Coverage: c.Coverage, Stated: c.Stated, ByMeaning: c.ByMeaning, Superseded: c.Superseded}
 			if c.HasDenseCos {
 				d, g := c.Dense, c.DenseGap
 				h.Dense, h.DenseGap = &d, &g
@@ -138,6 +140,9 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 		dense := ""
 		if c.HasDenseCos {
 			dense = fmt.Sprintf(", meaning %.2f (%+.2f)", c.Dense, c.DenseGap)
+		}
+		if c.Superseded {
+			dense += ", superseded by a later correction"
 		}
 		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, %s, bm25 %.2f, cos %.2f, terms %.0f%%%s) %s\n", c.Score, c.ID,
 			cmp.Or(kinds[c.ID], "-"), recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, dense, c.Text)

@@ -333,9 +333,15 @@ func recallLine(ctx context.Context, db *store.DB, c recall.Candidate, root, fil
 	if !visible(ep.Scope, ep.ProjectPath, root, filter) {
 		return "", false, nil
 	}
+	if ep.Lifecycle != "" && ep.Lifecycle != episode.LifecycleSuperseded {
+		return "", false, nil // archived or expired since the files were written
+	}
 	label := day(ep.OccurredAt, now)
 	if ep.Scope == episode.ScopeProject && ep.Project != "" {
 		label += ", project " + ep.Project
+	}
+	if ep.Lifecycle == episode.LifecycleSuperseded {
+		label += ", superseded by a later correction"
 	}
 	return fmt.Sprintf("[E] (%s) %s — ID: %s", label, clipLine(ep.Summary), ep.ID), true, nil
 }

@@ -215,7 +215,11 @@ func lifetimeNote(speculative bool, due time.Time, lifecycle string) string {
 	if !due.IsZero() {
 		parts = append(parts, "due "+due.Format("2006-01-02"))
 	}
-	if lifecycle != "" {
+	switch lifecycle {
+	case "":
+	case episode.LifecycleSuperseded:
+		parts = append(parts, "superseded by a later correction (history names it; recalled labelled, below what is current)")
+	default:
 		parts = append(parts, lifecycle+" (out of recall)")
 	}
 	if len(parts) == 0 {

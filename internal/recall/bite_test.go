@@ -3,6 +3,7 @@ package recall
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBiteDropsToolBoilerplate(t *testing.T) {
@@ -121,5 +122,46 @@ func TestNeighbourOfAnotherProject(t *testing.T) {
 	res.project = "" // every project (the CLI's --all-projects)
 	if !res.adds(bite, mk("project", "/src/api"), true) {
 		t.Error("asked for every project, a neighbour of any project is shown")
+	}
+}
+
+// TestSupersededShownAsSuch: an episode a correction replaced ranks below
+// an equal current one and, when shown, says it was superseded; the flag
+// survives the recollection file.
+func TestSupersededShownAsSuch(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	mk := func(id, text string, superseded bool) Candidate {
+		return Candidate{Item: Item{Kind: KindEpisode, ID: id, Text: text, Detail: "User: " + text + "\n\nAssistant: Noted.",
+			At: now.Add(-time.Hour), Importance: 0.5, Stability: 1, Superseded: superseded}, Coverage: 0.8}
+	}
+	cands := []Candidate{mk("ep_000000000001", "the nightly report runs at 02:00 and writes to S3", true),
+		mk("ep_000000000002", "the nightly report runs at 05:00 and writes to S3", false)}
+	Rank(cands, DefaultWeights, now)
+	if cands[0].ID != "ep_000000000002" || cands[1].Score > 0.6*cands[0].Score {
+		t.Fatalf("ranked %s (%.3f) over %s (%.3f)", cands[0].ID, cands[0].Score, cands[1].ID, cands[1].Score)
+	}
+	text, _ := Format(Result{Episodes: cands}, DefaultLimits, now)
+	lines := strings.Split(text, "\n")
+	var old, cur string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "02:00"):
+			old = l
+		case strings.Contains(l, "05:00"):
+			cur = l
+		}
+	}
+	if !strings.Contains(old, "superseded") || strings.Contains(cur, "superseded") {
+		t.Fatalf("bites:\n%s", text)
+	}
+	f := &File{Scope: "project", CreatedAt: now, Items: []Item{cands[0].Item, cands[1].Item}}
+	back, err := Decode(f.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range back.Items {
+		if it.Superseded != (it.ID == "ep_000000000001") {
+			t.Fatalf("%s: superseded %v after a round trip", it.ID, it.Superseded)
+		}
 	}
 }

@@ -328,6 +328,9 @@ func (b *Builder) writeRecord(it Item) {
 	if it.Stated {
 		flags |= flagStated
 	}
+	if it.Superseded {
+		flags |= flagSuperseded
+	}
 	b.records.WriteByte(flags)
 }
 

@@ -72,6 +72,10 @@ type Item struct {
 	// explicit, and what a question most often needs. Beliefs are stated
 	// by nature. (Version 5.)
 	Stated bool
+	// Superseded marks an episode a correction replaced (episode
+	// LifecycleSuperseded): recalled below what replaced it and shown
+	// labelled, never as current.
+	Superseded bool
 	// Dense is the sentence embedder's vector (File.Dense names it; nil
 	// when the item has none), stored like Vec as int8 with an inverse
 	// length, plus its signs as bits: a first pass over a whole index
@@ -133,7 +137,10 @@ const (
 const MaxFileSize = 64 << 20
 
 // Record flags (version 5).
-const flagStated = 1
+const (
+	flagStated     = 1
+	flagSuperseded = 2 // a correction replaced what it says: shown as such
+)
 
 // ErrFormat marks a file that is not a valid recollection file.
 var ErrFormat = errors.New("recall: bad recollection file")
@@ -159,7 +166,7 @@ var ErrFormat = errors.New("recall: bad recollection file")
 //	            numbers, delta-coded as uvarints
 //	records     per item: kind, id, text, detail, project, project path,
 //	            times, importance, confidence, evidence, access count,
-//	            stability, scope, session, flags (version 5: stated)
+//	            stability, scope, session, flags (version 5: stated, superseded)
 //
 // So a prompt costs a mapping of the file, a binary search per term, and
 // the decoding of the few items its terms lead to.
@@ -410,7 +417,8 @@ func (v *View) Item(i int) (Item, error) {
 	it.Scope = r.str()
 	it.SessionID = r.str()
 	if v.version >= 5 {
-		it.Stated = r.byte()&flagStated != 0
+		flags := r.byte()
+		it.Stated, it.Superseded = flags&flagStated != 0, flags&flagSuperseded != 0
 	}
 	it.Seq = v.Seq(i)
 	if r.err != nil {

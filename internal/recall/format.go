@@ -82,6 +82,11 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 		if e.Project != "" {
 			label += " · project " + e.Project
 		}
+		if e.Superseded {
+			// Kept for what else it says; what it says of a value the
+			// user corrected since is not current.
+			label += " · superseded by a later correction"
+		}
 		label += "] "
 		line := label + clip(oneLine(body(e.Item)), lim.BiteMax)
 		if fits(len(line) + 1) {

@@ -905,7 +905,7 @@ func EpisodeItem(e episode.Episode) Item {
 	return Item{Kind: KindEpisode, ID: e.ID, Text: e.Summary, Detail: detail, Project: e.Project, ProjectPath: e.ProjectPath,
 		At: e.OccurredAt, Importance: float32(e.Importance), AccessCount: int32(e.AccessCount),
 		LastAccess: e.LastAccessedAt, Stability: float32(e.Stability), Scope: e.Scope, SessionID: e.SessionID,
-		Stated: Stated(e.Type, e.Context)}
+		Stated: Stated(e.Type, e.Context), Superseded: e.Lifecycle == episode.LifecycleSuperseded}
 }
 
 // dropRestatedBeliefs drops a belief when an episode in which the user

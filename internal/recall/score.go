@@ -68,6 +68,11 @@ type Weights struct {
 var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
 	Dense: 0.40, DenseCos: 0.6, FreshShare: 0.1, DenseFloor: 0.25, StatedGap: 0.07, BeliefGap: 0.13, DenseMin: 0.28}
 
+// SupersededWeight scales the score of an episode a correction replaced:
+// it may still be shown (what else it says holds), labelled, but below
+// what is current.
+const SupersededWeight = 0.5
+
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
 
@@ -110,6 +115,11 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 		}
 		if c.Neighbor {
 			c.Score += 0.05
+		}
+		if c.Superseded {
+			// What the user corrected since ranks below what it says
+			// about anything else (SupersededWeight).
+			c.Score *= SupersededWeight
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {

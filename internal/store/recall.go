@@ -34,12 +34,13 @@ func (db *DB) RecallProjects(ctx context.Context) ([]string, error) {
 
 // CandidateEpisodes returns the episodes a recollection file carries for a
 // scope (and project): the most important and the most recent, up to limit
-// of each, without repeats; archived and expired ones are not recalled.
+// of each, without repeats; archived and expired ones are not recalled, and
+// superseded ones are, to be shown as such.
 func (db *DB) CandidateEpisodes(ctx context.Context, scope, projectPath string, limit int) ([]episode.Episode, error) {
-	where := "lifecycle = '' AND scope = 'global'"
+	where := "lifecycle IN ('', 'superseded') AND scope = 'global'"
 	args := []any{}
 	if scope == episode.ScopeProject {
-		where = "lifecycle = '' AND scope = 'project' AND project_path = ?"
+		where = "lifecycle IN ('', 'superseded') AND scope = 'project' AND project_path = ?"
 		args = append(args, projectPath)
 	}
 	q := "SELECT " + episodeCols + " FROM episodes WHERE seq IN (" +

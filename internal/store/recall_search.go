@@ -120,7 +120,7 @@ type RecallEpisode struct {
 
 // recallCols are the columns EpisodesBySeq reads, in scanRecall's order.
 const recallCols = `seq, id, summary, context, importance, scope, project, project_path, session_id, embedding, embedder,
-	occurred_at, access_count, last_accessed_at, stability, type`
+	occurred_at, access_count, last_accessed_at, stability, type, lifecycle`
 
 func scanRecall(sc interface{ Scan(...any) error }) (RecallEpisode, error) {
 	var e RecallEpisode
@@ -128,7 +128,7 @@ func scanRecall(sc interface{ Scan(...any) error }) (RecallEpisode, error) {
 	var occurred int64
 	var accessed sql.NullInt64
 	err := sc.Scan(&e.Seq, &e.ID, &e.Summary, &e.Context, &e.Importance, &e.Scope, &e.Project, &e.ProjectPath, &e.SessionID,
-		&emb, &e.Embedder, &occurred, &e.AccessCount, &accessed, &e.Stability, &e.Type)
+		&emb, &e.Embedder, &occurred, &e.AccessCount, &accessed, &e.Stability, &e.Type, &e.Lifecycle)
 	if err != nil {
 		return e, err
 	}
@@ -144,7 +144,7 @@ func (db *DB) EpisodesBySeq(ctx context.Context, seqs []int64, projectPath strin
 	if len(seqs) == 0 {
 		return nil, nil
 	}
-	q := "SELECT " + recallCols + " FROM episodes WHERE lifecycle = '' AND seq IN (?" + strings.Repeat(",?", len(seqs)-1) + ")"
+	q := "SELECT " + recallCols + " FROM episodes WHERE lifecycle IN ('', 'superseded') AND seq IN (?" + strings.Repeat(",?", len(seqs)-1) + ")"
 	args := make([]any, 0, len(seqs)+1)
 	for _, s := range seqs {
 		args = append(args, s)

@@ -106,10 +106,10 @@ func (db *DB) EachIndexEpisode(ctx context.Context, seqs []int64, fn func(IndexE
 		return rows.Err()
 	}
 	if seqs == nil {
-		return each("SELECT " + indexCols + " FROM episodes WHERE lifecycle = '' ORDER BY seq")
+		return each("SELECT " + indexCols + " FROM episodes WHERE lifecycle IN ('', 'superseded') ORDER BY seq")
 	}
 	return inChunks(seqs, func(in string, args []any) error {
-		return each("SELECT "+indexCols+" FROM episodes WHERE lifecycle = '' AND seq IN ("+in+") ORDER BY seq", args...)
+		return each("SELECT "+indexCols+" FROM episodes WHERE lifecycle IN ('', 'superseded') AND seq IN ("+in+") ORDER BY seq", args...)
 	})
 }
 
