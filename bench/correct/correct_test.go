@@ -147,6 +147,7 @@ const injected = `<engram-recall>
 Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: prefer what the user says now and what the code shows.
 [Belief (0.80): In project billing-api, deploy target is fly.io.]
 [Memory · 2 Nov 2026 · project billing-api] user: heads up: we moved off Fly.io, everything runs on Render now / assistant: Noted. (just before: user: add a pytest case / assistant: done) (just after: user: thanks / assistant: (ok))
+[Memory · 1 Nov 2026 · project billing-api · superseded by a later correction] user: we ship with Fly.io / assistant: Noted.
 </engram-recall>`
 
 func TestInjectedUnits(t *testing.T) {
@@ -156,6 +157,7 @@ func TestInjectedUnits(t *testing.T) {
 		{From: FromInjected, Kind: UnitMemory, Text: "user: heads up: we moved off Fly.io, everything runs on Render now / assistant: Noted."},
 		{From: FromInjected, Kind: UnitMemory, Text: "user: add a pytest case / assistant: done"},
 		{From: FromInjected, Kind: UnitMemory, Text: "user: thanks / assistant: (ok)"},
+		{From: FromInjected, Kind: UnitMemory, Text: "(superseded) user: we ship with Fly.io / assistant: Noted."},
 	}
 	if len(us) != len(want) {
 		t.Fatalf("got %d units %q, want %d", len(us), us, len(want))

@@ -152,7 +152,13 @@ func InjectedUnits(context string) []Unit {
 		case strings.HasPrefix(line, "[Memory "):
 			main, before, after := splitNeighbours(line)
 			if i := strings.Index(main, "] "); i >= 0 {
+				label := main[:i+1]
 				main = main[i+2:]
+				if retiredLabel.MatchString(label) {
+					// The bite's label says it was superseded: it
+					// presents nothing as current.
+					main = "(superseded) " + main
+				}
 			}
 			out = append(out, Unit{From: FromInjected, Kind: UnitMemory, Text: main})
 			for _, n := range []string{before, after} {
