@@ -761,12 +761,16 @@ func setOf(words ...string) map[string]bool {
 }
 
 // wrapped reports whether a user text opens with an element of markup, a
-// line <name …> among its first two lines closed by </name>: the wrapper
-// the client or a program puts around what it writes in the user's name
-// (another session's message, a task's notification, a command's output),
-// whatever explanation follows it, or pasted markup. Either way, material:
+// line <name …> among its first two lines closed by </name>, or is mostly
+// such elements: the wrapper the client or a program puts around what it
+// writes in the user's name (another session's message, a task's
+// notification, a command's output), whatever explanation follows it, a
+// transcript pasted into a prompt, or pasted markup. Either way, material:
 // not the user's own statement.
 func wrapped(t string) bool {
+	if mostlyMarkup(t) {
+		return true
+	}
 	start := 0
 	for line := 0; line < 2 && start < len(t); line++ {
 		end := strings.IndexByte(t[start:], '\n')
@@ -797,4 +801,33 @@ func openTag(line string) string {
 		return ""
 	}
 	return line[1:j]
+}
+
+// mostlyMarkup reports whether an element opened at the start of a line
+// runs, to its last </name>, over at least half of t.
+func mostlyMarkup(t string) bool {
+	for off := 0; off < len(t); {
+		i := strings.IndexByte(t[off:], '<')
+		if i < 0 {
+			return false
+		}
+		i += off
+		off = i + 1
+		if i > 0 && t[i-1] != '\n' {
+			continue
+		}
+		end := strings.IndexByte(t[i:], '\n')
+		if end < 0 {
+			end = len(t) - i
+		}
+		name := openTag(t[i : i+end])
+		if name == "" {
+			continue
+		}
+		closing := "</" + name + ">"
+		if k := strings.LastIndex(t, closing); k > i && 2*(k+len(closing)-i) >= len(t) {
+			return true
+		}
+	}
+	return false
 }
