@@ -213,15 +213,13 @@ func (r *Replayer) prompt(ctx context.Context, n int, t *Turn) Injection {
 		"hook_event_name": "UserPromptSubmit", "prompt": t.Prompt,
 	})
 	logPath := filepath.Join(r.engram, "logs", "hook-userprompt.log")
-	before := fileSize(logPath)
+	before := benchkit.FileSize(logPath)
 	p := benchkit.Run(ctx, r.env, cwd, in, r.bins.Prompt)
 	inj := Injection{N: n + 1, Time: t.At, Session: s.ID, Turn: t.Index, Cwd: s.Cwd, Prompt: t.Prompt, HookMs: benchkit.Ms(p.Wall)}
 	r.rep.Hooks.PromptMs = append(r.rep.Hooks.PromptMs, inj.HookMs)
-	if after := fileSize(logPath); after > before {
-		if b, err := readRange(logPath, before, after); err == nil && bytes.Contains(b, []byte("deadline of")) {
-			inj.DeadlineMiss = true
-			r.rep.Hooks.PromptDeadlineMisses++
-		}
+	if benchkit.LogHas(logPath, before, "deadline of") {
+		inj.DeadlineMiss = true
+		r.rep.Hooks.PromptDeadlineMisses++
 	}
 	switch {
 	case p.Err != nil:
@@ -548,23 +546,4 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + fmt.Sprintf("… [%d bytes more]", len(s)-n)
-}
-
-func fileSize(p string) int64 {
-	st, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
-func readRange(p string, from, to int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, to-from)
-	_, err = f.ReadAt(b, from)
-	return b, err
 }

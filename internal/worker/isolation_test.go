@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/extract"
@@ -76,7 +77,8 @@ func addCaptures(t *testing.T, db *store.DB, session string, texts ...string) {
 	}
 }
 
-func isolationSetup(t *testing.T) (context.Context, *store.DB, Components, func(Components) Stats) {
+// newCycleEnv opens a store and the offline components in a fresh home.
+func newCycleEnv(t *testing.T) (context.Context, config.Config, *store.DB, Components) {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.SentenceEmbedder = false
@@ -91,8 +93,14 @@ func isolationSetup(t *testing.T) (context.Context, *store.DB, Components, func(
 		t.Fatal(err)
 	}
 	t.Cleanup(comp.Close)
-	comp.Build = "build-1"
 	comp.ForceConsolidation = true
+	return ctx, cfg, db, comp
+}
+
+func isolationSetup(t *testing.T) (context.Context, *store.DB, Components, func(Components) Stats) {
+	t.Helper()
+	ctx, cfg, db, comp := newCycleEnv(t)
+	comp.Build = "build-1"
 	cycle := func(c Components) Stats {
 		t.Helper()
 		st, err := Cycle(ctx, cfg, db, c, logx.Discard())
@@ -234,20 +242,7 @@ func hasBelief(t *testing.T, db *store.DB, word string) bool {
 // (consolidation, MEMORY.md), the cycle reports the failure, and the next
 // cycle, with the cause gone, succeeds.
 func TestFailedStepDoesNotStopTheOthers(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.SentenceEmbedder = false
-	ctx := context.Background()
-	db, err := store.Open(ctx, cfg.DBPath(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	comp, err := NewComponents(ctx, cfg, logx.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer comp.Close()
-	comp.ForceConsolidation = true
+	ctx, cfg, db, comp := newCycleEnv(t)
 	addCaptures(t, db, "s1", "never put emoji in commit messages", "I prefer table-driven tests in Go")
 	// recall/ as a file: no recollection file can be written.
 	if err := os.WriteFile(recall.Dir(cfg.Home), []byte("not a directory"), 0o600); err != nil {
@@ -287,21 +282,8 @@ func TestFailedStepDoesNotStopTheOthers(t *testing.T) {
 // TestLogHoldsNoText: what the user said never reaches the worker's log,
 // which forget cannot scrub: beliefs are logged by id.
 func TestLogHoldsNoText(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.SentenceEmbedder = false
-	ctx := context.Background()
-	db, err := store.Open(ctx, cfg.DBPath(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx, cfg, db, comp := newCycleEnv(t)
 	log := logx.New(cfg.LogDir(), "worker.log", "debug")
-	comp, err := NewComponents(ctx, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer comp.Close()
-	comp.ForceConsolidation = true
 	addCaptures(t, db, "s1", "I always use Quokkasync for builds", "actually we switched from Quokkasync to Wombatbuild")
 	addCaptures(t, db, "s2", "never put emoji in Quokkamail messages")
 	if _, err := Cycle(ctx, cfg, db, comp, log); err != nil {

@@ -350,14 +350,9 @@ func Ask(ctx context.Context, env []string, promptBin, claudeDir, engramHome, pr
 		"hook_event_name": "UserPromptSubmit", "prompt": prompt,
 	})
 	logPath := filepath.Join(engramHome, "logs", "hook-userprompt.log")
-	logBefore := fileSize(logPath)
+	logBefore := FileSize(logPath)
 	r := Run(ctx, env, project, in, promptBin)
-	a := Answer{SessionID: sid, Wall: r.Wall}
-	if logAfter := fileSize(logPath); logAfter > logBefore {
-		if b, err := readRange(logPath, logBefore, logAfter); err == nil && bytes.Contains(b, []byte("deadline of")) {
-			a.DeadlineMiss = true
-		}
-	}
+	a := Answer{SessionID: sid, Wall: r.Wall, DeadlineMiss: LogHas(logPath, logBefore, "deadline of")}
 	switch {
 	case r.Err != nil:
 		a.Problem = "exit: " + r.Err.Error()
@@ -392,7 +387,8 @@ func Bites(context string) []string {
 	return out
 }
 
-func fileSize(p string) int64 {
+// FileSize is the size of the file at p (0 when it cannot be read).
+func FileSize(p string) int64 {
 	st, err := os.Stat(p)
 	if err != nil {
 		return 0
@@ -400,13 +396,21 @@ func fileSize(p string) int64 {
 	return st.Size()
 }
 
-func readRange(p string, from, to int64) ([]byte, error) {
+// LogHas reports whether what was appended to the log at p since it held
+// from bytes holds needle (a hook's "deadline of" warning).
+func LogHas(p string, from int64, needle string) bool {
+	to := FileSize(p)
+	if to <= from {
+		return false
+	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return false
 	}
 	defer f.Close()
 	b := make([]byte, to-from)
-	_, err = f.ReadAt(b, from)
-	return b, err
+	if _, err := f.ReadAt(b, from); err != nil {
+		return false
+	}
+	return bytes.Contains(b, []byte(needle))
 }
