@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
@@ -272,8 +273,14 @@ func report(e *env, checks []check, asJSON bool) error {
 			return err
 		}
 	} else {
+		// The names are padded to the longest, so that every detail
+		// starts in the same column.
+		width := 0
 		for _, c := range checks {
-			fmt.Fprintln(e.stdout, strings.TrimRight(fmt.Sprintf("%-4s %-24s %s", c.Status, c.Name, c.Detail), " "))
+			width = max(width, utf8.RuneCountInString(c.Name))
+		}
+		for _, c := range checks {
+			fmt.Fprintln(e.stdout, strings.TrimRight(fmt.Sprintf("%-4s %-*s %s", c.Status, width, c.Name, c.Detail), " "))
 		}
 	}
 	if failed > 0 {
