@@ -26,9 +26,12 @@
 // the backup's bytes are put back (or the file removed). Not found, the user
 // edited the file since: only engram's entries are cut out, together with
 // the containers that held nothing else, and the separator that came with
-// them; the user's edits stay. Appending an item and removing the last item
-// are exact inverses, so in the common case even this path restores the
-// original text. Backups are never deleted.
+// them (for the CLAUDE.md line, a blank line that would otherwise open the
+// file or double another); the user's edits stay. Appending an item and
+// removing the last item are exact inverses, so in the common case even
+// this path restores the original text. Cutting makes no backup, and once
+// a file holds none of engram's entries uninstall deletes the backups setup
+// made of it: engram leaves no file of its own behind.
 //
 // Engram's hook entries are recognised by the base name of the program their
 // command runs (engram-hook-userprompt under UserPromptSubmit,

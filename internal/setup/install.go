@@ -445,15 +445,23 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 	}
 	var errs []error
 	var err error
+	// A file that no longer holds engram's entries loses the backups
+	// setup made of it too.
 	if r.Settings, err = RemoveHooks(o.settingsPath(), HooksIn(o.BinDir)); err != nil {
+		errs = append(errs, err)
+	} else if err := dropBackups(&r.Settings, o.settingsPath()); err != nil {
 		errs = append(errs, err)
 	}
 	if r.MCP, err = RemoveMCP(o.UserConfig, o.workerPath()); errors.Is(err, ErrSymlinkOutside) {
 		r.note("%v; if it registers engram's MCP server, remove it yourself: claude mcp remove --scope user %s", err, MCPServerName)
 	} else if err != nil {
 		errs = append(errs, err)
+	} else if err := dropBackups(&r.MCP, o.UserConfig); err != nil {
+		errs = append(errs, err)
 	}
 	if r.Import, err = RemoveImport(o.claudeMDPath(), ImportLine(o.Home, o.UserHome)); err != nil {
+		errs = append(errs, err)
+	} else if err := dropBackups(&r.Import, o.claudeMDPath()); err != nil {
 		errs = append(errs, err)
 	}
 	if !o.Purge {
