@@ -379,10 +379,19 @@ func checkSchedulers(ctx context.Context, add func(name, status, format string, 
 	if active {
 		return
 	}
+	// What would schedule it: what setup installs, or, where it can
+	// install nothing (as setup said), what is missing.
+	remedy := "engram-worker setup installs a scheduler"
+	if len(scheds) > 0 {
+		remedy = "until the scheduler above runs"
+	} else if ok, why := setup.Schedulable(ctx, setup.DefaultOptions(cfg, dir)); !ok {
+		remedy = why + ": nothing can schedule it here; install cron and run engram-worker setup again to have it run every " +
+			config.WorkerInterval.String()
+	}
 	if cfg.SelfSchedule {
-		add("scheduler", "warn", "nothing schedules the worker: the Stop hook starts it when it has not run for %s, so it runs only while Claude Code is in use (engram-worker setup installs a scheduler)", stophook.StaleAfter)
+		add("scheduler", "warn", "nothing schedules the worker: the Stop hook starts it when it has not run for %s, so it runs only while Claude Code is in use (%s)", stophook.StaleAfter, remedy)
 	} else {
-		add("scheduler", "warn", "nothing schedules the worker and ENGRAM_SELF_SCHEDULE=false: captures wait until engram-worker run (engram-worker setup installs a scheduler)")
+		add("scheduler", "warn", "nothing schedules the worker and ENGRAM_SELF_SCHEDULE=false: captures wait until engram-worker run (%s)", remedy)
 	}
 }
 
