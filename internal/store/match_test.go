@@ -25,7 +25,7 @@ func TestMatchingMemories(t *testing.T) {
 	}
 	err := db.Import(ctx, []episode.Episode{
 		ep("ep_000000000001", "Invoices move to the Acme Corp cluster", "User: move invoices to the Acme Corp cluster"),
-		ep("ep_000000000002", "The staging cache", "User: the cache is on acmecorp.example now"), // the text inside a word
+		ep("ep_000000000002", "The staging cache", "User: the cache is on acmecorp.example now"),             // the text inside a word
 		ep("ep_000000000003", "Deploys go out on Tuesdays", "User: ACME\nCORP's deploys go out on Tuesdays"), // words across a line break
 		ep("ep_000000000004", "Releases are cut on Fridays", "User: releases are cut on Fridays"),
 	}, []belief.Belief{
@@ -43,9 +43,9 @@ func TestMatchingMemories(t *testing.T) {
 		{"Acme Corp", []string{"ep_000000000003", "ep_000000000001"}, []string{"bl_000000000003", "bl_000000000001"}},
 		{"acmecorp", []string{"ep_000000000002"}, nil},
 		{"deploy", []string{"ep_000000000003"}, nil}, // a word ending aside
-		{"50%_off", nil, nil},                          // LIKE's wildcards are the text's own
-		{`"quoted`, nil, nil},                          // a quote cannot break the phrase
-		{"!!!", nil, nil},                              // no word at all
+		{"50%_off", nil, nil}, // LIKE's wildcards are the text's own
+		{`"quoted`, nil, nil}, // a quote cannot break the phrase
+		{"!!!", nil, nil},     // no word at all
 		{"tabs.", nil, []string{"bl_000000000002"}},
 	}
 	for _, tt := range tests {
