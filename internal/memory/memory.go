@@ -356,6 +356,23 @@ func Forget(ctx context.Context, db *store.DB, cfg config.Config, ids []string, 
 	if err := db.Forget(ctx, epIDs, blIDs); err != nil {
 		return nil, err
 	}
+	if err := ForgetCopies(ctx, db, cfg, epIDs, blIDs, summaries, now, log); err != nil {
+		return cards, err
+	}
+	return cards, nil
+}
+
+// ForgetCopies takes memories the store no longer holds (forgotten by
+// Forget, or by an import that brought their tombstones) out of every
+// other place engram keeps them: the recollection files and the search
+// index, the session neighbour files, spool files the store covers, the
+// MEMORY.md files and the archive (summaries are the forgotten episodes'),
+// and the database's free pages, indexes and WAL (store.Scrub). Its error
+// wraps ErrNotRewritten.
+func ForgetCopies(ctx context.Context, db *store.DB, cfg config.Config, epIDs, blIDs, summaries []string, now time.Time, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	home := cfg.Home
 	var errs []error
 	if _, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, now); err != nil {
@@ -378,9 +395,9 @@ func Forget(ctx context.Context, db *store.DB, cfg config.Config, ids []string, 
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return cards, fmt.Errorf("%w: %w", ErrNotRewritten, errors.Join(errs...))
+		return fmt.Errorf("%w: %w", ErrNotRewritten, errors.Join(errs...))
 	}
-	return cards, nil
+	return nil
 }
 
 // removeNeighbours removes the session neighbour files (recall/session-*.rec)
