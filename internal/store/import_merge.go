@@ -154,7 +154,11 @@ func (t *MergeTx) SetLevel(r LevelRecord) error { return insertLevel(t.ctx, t.tx
 // ForgetEpisode forgets an episode as Forget does (its captures, history,
 // quarantine entry and place in beliefs' evidence), its history then
 // holding one 'forgotten' event at at.
-func (t *MergeTx) ForgetEpisode(id string, at time.Time) error { return forgetEpisode(t.ctx, t.tx, id, at) }
+func (t *MergeTx) ForgetEpisode(id string, at time.Time) error {
+	return forgetEpisode(t.ctx, t.tx, id, at)
+}
 
 // ForgetBelief forgets a belief as Forget does.
-func (t *MergeTx) ForgetBelief(id string, at time.Time) error { return forgetBelief(t.ctx, t.tx, id, at) }
+func (t *MergeTx) ForgetBelief(id string, at time.Time) error {
+	return forgetBelief(t.ctx, t.tx, id, at)
+}
