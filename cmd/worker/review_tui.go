@@ -646,6 +646,27 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:max(n-1, 0)]) + "…"
 }
 
+// wrap joins items with " · " into lines of at most width runes.
+func wrap(width int, items ...string) string {
+	var b strings.Builder
+	n := 0
+	for i, it := range items {
+		w := utf8.RuneCountInString(it)
+		switch {
+		case i == 0:
+		case n+3+w > width:
+			b.WriteString("\n")
+			n = 0
+		default:
+			b.WriteString(" · ")
+			n += 3
+		}
+		b.WriteString(it)
+		n += w
+	}
+	return b.String() + "\n"
+}
+
 // cut shortens s to n runes, its blanks as they are.
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -685,9 +706,10 @@ func (m *reviewModel) View() string {
 	case m.searching:
 		fmt.Fprintf(&b, "search: %s\n(enter: keep · esc: clear)\n", m.searchIn.view())
 	case m.view == viewBelief:
-		b.WriteString("↑/↓ scroll · a approve · d deny · p pin · f forget · e edit · t target · esc back · q quit\n")
+		b.WriteString(wrap(m.width, "↑/↓ scroll", "a approve", "d deny", "p pin", "f forget", "e edit", "t target", "esc back", "q quit"))
 	default:
-		b.WriteString("↑/↓ move · enter open · space select · a approve · d deny · p pin · f forget · e edit · t target · / search · tab level · esc back · q quit\n")
+		b.WriteString(wrap(m.width, "↑/↓ move", "enter open", "space select", "a approve", "d deny", "p pin", "f forget", "e edit",
+			"t target", "/ search", "tab level", "esc back", "q quit"))
 	}
 	if m.message != "" {
 		fmt.Fprintf(&b, "%s\n", m.message)
@@ -713,7 +735,9 @@ func (m *reviewModel) viewList(b *strings.Builder) {
 		}
 		parts = append(parts, fmt.Sprintf("%d %s", m.counts[sec], name))
 	}
-	fmt.Fprintf(b, "engram review: %s (ENGRAM_REVIEW=%s)\n", strings.Join(parts, " · "), m.mode)
+	parts[0] = "engram review: " + parts[0]
+	parts[len(parts)-1] += fmt.Sprintf(" (ENGRAM_REVIEW=%s)", m.mode)
+	b.WriteString(wrap(m.width, parts...))
 	var state []string
 	if f := filters[m.filter]; f != "" {
 		state = append(state, "level: "+sectionTitle(f))
