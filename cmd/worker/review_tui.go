@@ -23,7 +23,7 @@ import (
 
 // The review screen: every belief, by level — what waits for review (best
 // first), then long-term memory, core memory, denied, pinned, and the
-// pending beliefs not yet at the gates — with a level filter (tab) and a
+// other pending beliefs (not waiting for review) — with a level filter (tab) and a
 // search (/). Enter opens a belief: its statement, level, confidence,
 // evidence (the episodes behind it) and history. a approves, d denies, p
 // pins, f forgets, e edits the statement in place (recorded as the user's
@@ -58,7 +58,7 @@ func sectionTitle(sec string) string {
 	case review.Core:
 		return "core memory"
 	case secForming:
-		return "pending, not yet at the gates"
+		return "pending, not waiting for review"
 	}
 	return review.LevelName(sec)
 }
