@@ -83,6 +83,33 @@ func (h *forgetHome) session(id, prompt, reply string) {
 	}
 }
 
+// newForgetHome makes the installation, with a git repository for the
+// project, and runs a first cycle (the store exists then).
+func newForgetHome(t *testing.T) *forgetHome {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &forgetHome{t: t, bins: buildBinaries(t), base: base, home: filepath.Join(base, "home"), project: filepath.Join(base, "work", "proj"),
+		transcripts: filepath.Join(base, "transcripts")}
+	h.engram, h.claude = filepath.Join(h.home, ".claude-memory"), filepath.Join(h.home, ".claude")
+	for _, d := range []string{h.claude, h.project, h.transcripts, filepath.Join(base, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = h.project, h.environ()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git: %v\n%s", err, out)
+		}
+	}
+	h.run(h.bins.Worker, "", "run")
+	return h
+}
+
 // findWord lists the files under dirs whose bytes hold word, in any case.
 func findWord(t *testing.T, word string, dirs ...string) []string {
 	t.Helper()
@@ -119,27 +146,8 @@ func findWord(t *testing.T, word string, dirs ...string) []string {
 // logs, the spool, nor in any MEMORY.md; and a promoted belief has left its
 // MEMORY.md at once, before any worker run.
 func TestForgetLeavesNoTrace(t *testing.T) {
-	bins := buildBinaries(t)
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &forgetHome{t: t, bins: bins, base: base, home: filepath.Join(base, "home"), project: filepath.Join(base, "work", "proj"),
-		transcripts: filepath.Join(base, "transcripts")}
-	h.engram, h.claude = filepath.Join(h.home, ".claude-memory"), filepath.Join(h.home, ".claude")
-	for _, d := range []string{h.claude, h.project, h.transcripts, filepath.Join(base, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "--allow-empty", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = h.project, h.environ()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git: %v\n%s", err, out)
-		}
-	}
-	h.run(bins.Worker, "", "run")
+	h := newForgetHome(t)
+	bins := h.bins
 
 	// A session says the first word; another one says the kept word.
 	h.session("5a0e8c61-1111-4c1e-9d5a-0f6b2c3d4e5f", "Our invoices table moves to the "+forgetCaptured+" cluster next week.",
@@ -271,4 +279,109 @@ func mcpForget(t *testing.T, h *forgetHome, id string) {
 		t.Fatalf("memory_forget %s: %v %s", id, err, fmt.Sprint(res.Content))
 	}
 	t.Logf("memory_forget: %s", res.Content[0].(*mcp.TextContent).Text)
+}
+
+// After forget --matching WORD, no memory that held the word leaves a byte
+// of it anywhere under $ENGRAM_HOME or Claude Code's directory: two
+// captured sessions that said it, an important global episode shown in the
+// global MEMORY.md, a global belief there and a project belief in the
+// project's auto-memory; a memory without the word stays. Asked first and
+// answered no, nothing goes.
+func TestForgetMatchingLeavesNoTrace(t *testing.T) {
+	const word = "Quorvantic" // the porter stemmer leaves it as it is
+	h := newForgetHome(t)
+	bins := h.bins
+	h.session("6b1f9d72-1111-4c1e-9d5a-0f6b2c3d4e5f", "The billing exports go to the "+word+" bucket from now on.",
+		"Noted: billing exports go to the "+word+" bucket.")
+	h.session("6b1f9d72-2222-4c1e-9d5a-0f6b2c3d4e5f", "Ask the "+word+" team before changing the export format.",
+		"Understood: the "+word+" team signs off on format changes.")
+	h.session("6b1f9d72-3333-4c1e-9d5a-0f6b2c3d4e5f", "The staging cache runs on "+keptWord+" now.",
+		"Noted: the staging cache runs on "+keptWord+".")
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(h.engram, "memory.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := embed.NewLocal()
+	now := time.Now()
+	grad := "Exports always go through " + word + ", never by mail"
+	err = db.Import(ctx, []episode.Episode{{ID: "ep_00000000f101", Summary: grad, Context: "User: " + grad, Type: "preference",
+		Scope: episode.ScopeGlobal, ContentHash: "f101", Importance: 0.95, Embedding: local.EmbedText(grad), Embedder: local.Name(),
+		OccurredAt: now, CreatedAt: now, UpdatedAt: now}},
+		[]belief.Belief{
+			{ID: "bl_00000000f102", Statement: "User sends exports through " + word + ".", Timeframe: "current", Alpha: 9, Beta: 1,
+				Scope: "global", Status: "active", EvidenceCount: 4, Stability: 1, CreatedAt: now, UpdatedAt: now, LastReinforcedAt: now},
+			{ID: "bl_00000000f103", Statement: "Project proj exports to " + strings.ToLower(word) + " storage.", Timeframe: "current",
+				Alpha: 9, Beta: 1, Scope: "project", Project: "proj", ProjectPath: h.project, Status: "active", EvidenceCount: 4,
+				Stability: 1, CreatedAt: now, UpdatedAt: now, LastReinforcedAt: now},
+			{ID: "bl_00000000f104", Statement: "User prefers " + keptWord + " for caches.", Timeframe: "current", Alpha: 9, Beta: 1,
+				Scope: "global", Status: "active", EvidenceCount: 4, Stability: 1, CreatedAt: now, UpdatedAt: now, LastReinforcedAt: now},
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	t.Logf("engram-worker run: %s", h.run(bins.Worker, "", "run"))
+	in, _ := json.Marshal(map[string]any{"session_id": "6b1f9d72-4444-4c1e-9d5a-0f6b2c3d4e5f", "cwd": h.project,
+		"hook_event_name": "UserPromptSubmit", "prompt": "Which bucket do the billing exports go to, " + word + "?"})
+	if out := h.run(bins.HookUserPrompt, string(in)); !strings.Contains(out, word) {
+		t.Fatalf("the prompt hook did not recall the memory: %q", out)
+	}
+	globalMD := filepath.Join(h.engram, "MEMORY.md")
+	projectMD := filepath.Join(h.claude, "projects", sanitizePath(h.project), "memory", "MEMORY.md")
+	dirs := []string{h.engram, h.claude}
+	hits := findWord(t, word, dirs...)
+	t.Logf("before forget, %s is in %d files: %v", word, len(hits), hits)
+	for _, f := range []string{globalMD, projectMD, filepath.Join(h.engram, "memory.db")} {
+		if !contains(hits, f) {
+			t.Fatalf("before forget, %s is not in %s: %v", word, f, hits)
+		}
+	}
+
+	forget := func(stdin string, args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bins.Worker, append([]string{"forget"}, args...)...)
+		cmd.Env, cmd.Dir, cmd.Stdin = h.environ(), h.project, strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	// Asked, and answered no: the list, and nothing forgotten.
+	out, code := forget("n\n", "--matching", strings.ToLower(word))
+	if code != 1 || !strings.Contains(out, "3 episodes and 2 beliefs hold \""+strings.ToLower(word)+"\":") ||
+		!strings.Contains(out, "forget these 3 episodes and 2 beliefs? [y/N]") || !strings.Contains(out, "nothing was forgotten") ||
+		strings.Contains(out, "forgot ") || strings.Contains(out, keptWord) {
+		t.Fatalf("forget --matching, answered no: exit %d\n%s", code, out)
+	}
+	if hits := findWord(t, word, dirs...); !contains(hits, globalMD) || !contains(hits, projectMD) {
+		t.Fatalf("a refused forget removed the word: %v", hits)
+	}
+	// Answered yes.
+	out, code = forget("y\n", "--matching", strings.ToLower(word))
+	t.Logf("forget --matching: %s", out)
+	if code != 0 || strings.Count(out, "forgot ") != 5 {
+		t.Fatalf("forget --matching, answered yes: exit %d\n%s", code, out)
+	}
+	if hits := findWord(t, word, dirs...); len(hits) > 0 {
+		t.Errorf("after forget --matching, %s is still in %v", word, hits)
+	}
+	if hits := findWord(t, keptWord, dirs...); !contains(hits, globalMD) || !contains(hits, filepath.Join(h.engram, "memory.db")) {
+		t.Errorf("the kept memory is not in the global MEMORY.md and the store any more: %v", hits)
+	}
+	if fi, err := os.Stat(filepath.Join(h.engram, "memory.db-wal")); err == nil && fi.Size() != 0 {
+		t.Errorf("the WAL holds %d bytes after forget", fi.Size())
+	}
+	// Nothing matches any more; the next cycle brings nothing back.
+	if out, code := forget("", "--matching", word, "--yes"); code != 1 || !strings.Contains(out, `no memory holds "`+word+`"; nothing was forgotten`) {
+		t.Errorf("a second forget --matching: exit %d\n%s", code, out)
+	}
+	t.Logf("engram-worker run: %s", h.run(bins.Worker, "", "run"))
+	if hits := findWord(t, word, dirs...); len(hits) > 0 {
+		t.Errorf("after the next run, %s is in %v", word, hits)
+	}
 }

@@ -286,6 +286,14 @@ func TestMCPWithRealClient(t *testing.T) {
 		t.Errorf("stand-in model problems: %q", p)
 	}
 
+	// The client ended the server at each session's end: the log says so,
+	// and holds no ERROR line (a session's end is not a failure).
+	if b, err := os.ReadFile(filepath.Join(e.EngramHome, "logs", "mcp.log")); err != nil {
+		t.Errorf("mcp.log: %v", err)
+	} else if strings.Count(string(b), `"msg":"mcp server end"`) < 2 || strings.Contains(string(b), `"level":"ERROR"`) {
+		t.Errorf("mcp.log after three sessions, want an end per session and no ERROR line:\n%s", b)
+	}
+
 	// Uninstall takes the registration out of the file the client rewrote
 	// meanwhile, and leaves the client's own keys.
 	clientKeys := userConfigWithoutEngram(t, userConfig)
@@ -298,6 +306,12 @@ func TestMCPWithRealClient(t *testing.T) {
 	}
 	if after := userConfigWithoutEngram(t, userConfig); !reflect.DeepEqual(after, clientKeys) {
 		t.Errorf("uninstall changed more of %s than engram's entry:\nbefore %v\nafter  %v", userConfig, clientKeys, after)
+	}
+	// And leaves no backup of its own behind.
+	for _, dir := range []string{e.Home, filepath.Join(e.Home, ".claude")} {
+		if found, _ := filepath.Glob(filepath.Join(dir, "*.engram-backup-*")); len(found) > 0 {
+			t.Errorf("backups left after uninstall: %v", found)
+		}
 	}
 }
 

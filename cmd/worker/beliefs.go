@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -100,13 +103,31 @@ const forgetWorkerWait = 30 * time.Second
 
 func cmdForget(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("forget", e.stderr)
-	flagArgs, ids := splitQuery(args)
-	if err := fs.Parse(flagArgs); err != nil {
-		return flagError(err)
+	matching := fs.String("matching", "", "forget every episode and belief that holds this text (shown first, then asked)")
+	yes := fs.Bool("yes", false, "with --matching: forget what matches without asking")
+	// Flags may come before, between or after the ids.
+	var ids []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return flagError(err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		ids = append(ids, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
-	ids = append(ids, fs.Args()...)
-	if len(ids) == 0 {
-		return usagef("want one or more ids (ep_… or bl_…)")
+	byText := false
+	fs.Visit(func(f *flag.Flag) { byText = byText || f.Name == "matching" })
+	switch {
+	case byText && len(ids) > 0:
+		return usagef("give ids or --matching, not both (got %q and --matching %q)", ids[0], *matching)
+	case byText && strings.TrimSpace(*matching) == "":
+		return usagef("--matching %q: want the text to look for", *matching)
+	case *yes && !byText:
+		return usagef("--yes goes with --matching (forgetting by id asks nothing)")
+	case !byText && len(ids) == 0:
+		return usagef("want one or more ids (ep_… or bl_…), or --matching TEXT")
 	}
 	seen := map[string]bool{}
 	uniq := ids[:0] // an id given twice is forgotten once
@@ -132,6 +153,30 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("a worker run is still going after %v; nothing was forgotten, try again when it ends: %w", forgetWorkerWait, err)
 	}
 	defer lk.Unlock()
+	if byText {
+		cards, err := memory.Matching(ctx, s.db, *matching)
+		if err != nil {
+			return err
+		}
+		if len(cards) == 0 {
+			return fmt.Errorf("no memory holds %q; nothing was forgotten", *matching)
+		}
+		verb := "hold"
+		if len(cards) == 1 {
+			verb = "holds"
+		}
+		fmt.Fprintf(e.stdout, "%s %s %q:\n", countMemories(cards), verb, *matching)
+		for _, c := range cards {
+			fmt.Fprintf(e.stdout, "  %s\n", c.Line(100))
+		}
+		if !*yes && !confirm(e, fmt.Sprintf("forget these %s? [y/N] ", countMemories(cards))) {
+			return errors.New("not confirmed; nothing was forgotten (--yes forgets without asking)")
+		}
+		ids = ids[:0]
+		for _, c := range cards {
+			ids = append(ids, c.ID())
+		}
+	}
 	// Every id is checked first: a bad one leaves the store unchanged. The
 	// recollection files are rewritten after, so that a forgotten memory is
 	// never injected again.
@@ -140,6 +185,45 @@ func cmdForget(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "forgot %s\n", c.ID())
 	}
 	return err
+}
+
+// countMemories says how many episodes and beliefs cards hold.
+func countMemories(cards []memory.Card) string {
+	eps, bls := 0, 0
+	for _, c := range cards {
+		if c.Belief != nil {
+			bls++
+		} else {
+			eps++
+		}
+	}
+	var parts []string
+	if eps > 0 {
+		parts = append(parts, plural(eps, "episode"))
+	}
+	if bls > 0 {
+		parts = append(parts, plural(bls, "belief"))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// confirm asks a yes-or-no question on stderr and reads the answer from
+// standard input: yes only for "y" or "yes".
+func confirm(e *env, question string) bool {
+	fmt.Fprint(e.stderr, question)
+	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
 }
 
 func cmdHistory(ctx context.Context, e *env, args []string) error {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
@@ -273,8 +274,14 @@ func report(e *env, checks []check, asJSON bool) error {
 			return err
 		}
 	} else {
+		// The names are padded to the longest, so that every detail
+		// starts in the same column.
+		width := 0
 		for _, c := range checks {
-			fmt.Fprintln(e.stdout, strings.TrimRight(fmt.Sprintf("%-4s %-24s %s", c.Status, c.Name, c.Detail), " "))
+			width = max(width, utf8.RuneCountInString(c.Name))
+		}
+		for _, c := range checks {
+			fmt.Fprintln(e.stdout, strings.TrimRight(fmt.Sprintf("%-4s %-*s %s", c.Status, width, c.Name, c.Detail), " "))
 		}
 	}
 	if failed > 0 {
@@ -373,10 +380,19 @@ func checkSchedulers(ctx context.Context, add func(name, status, format string, 
 	if active {
 		return
 	}
+	// What would schedule it: what setup installs, or, where it can
+	// install nothing (as setup said), what is missing.
+	remedy := "engram-worker setup installs a scheduler"
+	if len(scheds) > 0 {
+		remedy = "until the scheduler above runs"
+	} else if ok, why := setup.Schedulable(ctx, setup.DefaultOptions(cfg, dir)); !ok {
+		remedy = why + ": nothing can schedule it here; install cron and run engram-worker setup again to have it run every " +
+			config.WorkerInterval.String()
+	}
 	if cfg.SelfSchedule {
-		add("scheduler", "warn", "nothing schedules the worker: the Stop hook starts it when it has not run for %s, so it runs only while Claude Code is in use (engram-worker setup installs a scheduler)", stophook.StaleAfter)
+		add("scheduler", "warn", "nothing schedules the worker: the Stop hook starts it when it has not run for %s, so it runs only while Claude Code is in use (%s)", stophook.StaleAfter, remedy)
 	} else {
-		add("scheduler", "warn", "nothing schedules the worker and ENGRAM_SELF_SCHEDULE=false: captures wait until engram-worker run (engram-worker setup installs a scheduler)")
+		add("scheduler", "warn", "nothing schedules the worker and ENGRAM_SELF_SCHEDULE=false: captures wait until engram-worker run (%s)", remedy)
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,5 +116,38 @@ func TestDoctorStatusStaleWorker(t *testing.T) {
 	out, _, _ = h.run(t, "", "status", "--json")
 	if !strings.Contains(out, `"worker_stale": true`) {
 		t.Errorf("status --json:\n%s", out)
+	}
+}
+
+// TestDoctorColumns: every finding's detail starts in the same column,
+// whatever the length of the names before it (a project's memory file, a
+// core file, the prompt hook's binary).
+func TestDoctorColumns(t *testing.T) {
+	checks := []check{
+		{"configuration", "ok", "ENGRAM_HOME=/h"},
+		{"binary engram-hook-userprompt", "warn", "not on PATH"},
+		{"memory project /home/dev/work/billing-service", "ok", "/p/MEMORY.md: 3 lines"},
+		{"spool", "fail", "empty"},
+	}
+	var out bytes.Buffer
+	if err := report(&env{stdout: &out, stderr: io.Discard}, checks, false); err == nil {
+		t.Fatal("a failed check did not fail doctor")
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(checks) {
+		t.Fatalf("%d lines for %d checks:\n%s", len(lines), len(checks), out.String())
+	}
+	col := -1
+	for i, l := range lines {
+		at := strings.Index(l, " "+checks[i].Detail) + 1
+		if !strings.HasPrefix(l, checks[i].Status+" ") || at <= 0 {
+			t.Fatalf("line %q lacks its status or detail", l)
+		}
+		if col == -1 {
+			col = at
+		}
+		if at != col {
+			t.Errorf("the detail of %q starts in column %d, the first line's in %d:\n%s", checks[i].Name, at, col, out.String())
+		}
 	}
 }

@@ -46,16 +46,16 @@ var commands = map[string]command{
 	"recall":     {"rank memories and beliefs for a query, with scores", cmdRecall},
 	"expand":     {"show an episode or a belief in full", cmdExpand},
 	"beliefs":    {"list beliefs with confidence, evidence and status", cmdBeliefs},
-	"forget":     {"remove an episode or a belief (ep_… or bl_…) with its index entries", cmdForget},
+	"forget":     {"remove episodes or beliefs (ep_… or bl_…), or every one holding a text (--matching), with every copy", cmdForget},
 	"quarantine": {"list the items a step of the worker failed on (list [--json]), or retry ID… / drop ID…", cmdQuarantine},
 	"history":    {"show how a memory (ep_… or bl_…) came to be: every change, its cause, before and after", cmdHistory},
 	"export":     {"write episodes and beliefs as JSON Lines", cmdExport},
-	"import":     {"read a JSON Lines export; a bad line stores nothing", cmdImport},
+	"import":     {"merge a JSON Lines export into the store: add what is new, skip what is here, merge what differs", cmdImport},
 	"doctor":     {"check the installation, the hooks, the scheduler, the database and the LLM endpoint", cmdDoctor},
 	"setup":      {"install the hooks, the MCP server, the CLAUDE.md import line and the scheduler (idempotent)", cmdSetup},
 	"uninstall":  {"remove what setup added; --purge also deletes the data", cmdUninstall},
 	"sweep":      {"capture late transcript lines and drain the spool, without ingesting", cmdSweep},
-	"review":     {"list the beliefs waiting for review (--list), or approve, deny, pin or edit them", cmdReview},
+	"review":     {"browse and edit every belief by level (a screen), list them (--list), or approve, deny, pin or edit them", cmdReview},
 	"status":     {"show counts, the last run and the settings in use", cmdStatus},
 	"version":    {"print the version", cmdVersion},
 	"model":      {"install the sentence embedder's model (model install DIR) or show its state (model status)", cmdModel},
@@ -63,8 +63,9 @@ var commands = map[string]command{
 	"mcp":        {"serve engram's memory tools to Claude Code over stdio (MCP; setup registers it)", cmdMCP},
 }
 
-// env is what a command may touch: its output streams and the environment.
+// env is what a command may touch: its streams and the environment.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -89,7 +90,7 @@ func main() {
 // Main runs the command line and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	worker.SetBuild(version, commit)
-	e := &env{stdout: stdout, stderr: stderr}
+	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 { // a mistake: the usage goes with the errors
 		usage(stderr)
 		return exitUsage

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,5 +121,48 @@ func TestDoctorMCPCheck(t *testing.T) {
 	}
 	if l := doctorLine(); !strings.HasPrefix(l, "fail") || !strings.Contains(l, "not valid JSON") {
 		t.Errorf("invalid file: %q", l)
+	}
+}
+
+// TestMCPSessionEndLogsNoError: a session's end — the client closing the
+// server's stdin, or ending the process with SIGTERM — ends the server
+// with exit 0 and leaves no ERROR line in mcp.log (a canceled context is
+// how a session ends, not a failure).
+func TestMCPSessionEndLogsNoError(t *testing.T) {
+	for _, how := range []string{"close", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHome(t)
+			seedMemories(t, h)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := h.command("mcp")
+			cmd.Dir = t.TempDir()
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory_status", Arguments: map[string]any{}}); err != nil || res.IsError {
+				t.Fatalf("memory_status: %v %+v", err, res)
+			}
+			if how == "sigterm" {
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cs.Close()
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("engram-worker mcp exited %d\n%s", code, stderr.String())
+			}
+			b, err := os.ReadFile(filepath.Join(h.engram, "logs", "mcp.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), `"level":"ERROR"`) || !strings.Contains(string(b), `"msg":"mcp server end"`) {
+				t.Errorf("mcp.log after the session's end:\n%s", b)
+			}
+		})
 	}
 }

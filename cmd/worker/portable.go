@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/memory"
 	"github.com/engram-memory/engram/internal/portable"
 	"github.com/engram-memory/engram/internal/recollect"
 )
@@ -67,7 +69,7 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 		return usagef("want one file to import (- for standard input), got %d arguments", fs.NArg())
 	}
 	name := fs.Arg(0)
-	var r io.Reader = os.Stdin
+	var r io.Reader = e.stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -81,11 +83,40 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	n, err := portable.Import(ctx, s.db, r)
+	// An import may forget memories (those the file says were forgotten):
+	// a cycle running meanwhile could write files from what it read
+	// before. Wait for it, as forget does.
+	lk, err := waitWorkerLock(ctx, s.cfg.Home, forgetWorkerWait)
+	if err != nil {
+		return fmt.Errorf("a worker run is still going after %v; nothing was imported, try again when it ends: %w", forgetWorkerWait, err)
+	}
+	defer lk.Unlock()
+	res, err := portable.Import(ctx, s.db, r)
 	if err != nil {
 		return fmt.Errorf("%s: %w (nothing was imported)", name, err)
 	}
-	fmt.Fprintf(e.stdout, "imported %d records from %s\n", n, name)
+	t := res.Total()
+	fmt.Fprintf(e.stdout, "imported %s from %s: %d added, %d skipped (already in the store), %d merged\n",
+		plural(res.Records(), "record"), name, t.Added, t.Skipped, t.Merged)
+	if d := res.Detail(); d != "" {
+		fmt.Fprintf(e.stdout, "  %s\n", d)
+	}
+	var epIDs, blIDs, summaries []string
+	for _, ep := range res.ForgottenEpisodes {
+		epIDs, summaries = append(epIDs, ep.ID), append(summaries, ep.Summary)
+	}
+	for _, b := range res.ForgottenBeliefs {
+		blIDs = append(blIDs, b.ID)
+	}
+	if len(epIDs)+len(blIDs) > 0 {
+		fmt.Fprintf(e.stdout, "forgot what the file says was forgotten where it was made: %s\n", strings.Join(append(epIDs, blIDs...), ", "))
+		// Their copies go too, as forget takes them out (this rewrites
+		// the recollection files).
+		return memory.ForgetCopies(ctx, s.db, s.cfg, epIDs, blIDs, summaries, time.Now(), s.log)
+	}
+	if !res.Changed() {
+		return nil
+	}
 	if _, err := recollect.Build(ctx, s.db, s.cfg.Home, recollect.BuildOptions{}, time.Now()); err != nil {
 		return fmt.Errorf("imported, but the recollection files could not be rewritten (the next run will): %w", err)
 	}

@@ -131,18 +131,19 @@ func TestReviewEditEmbeds(t *testing.T) {
 	}
 }
 
-// TestReviewScreenInTmux: list, expand, approve, deny, pin, edit and quit
-// on the review screen, against a real store; each step is checked on the
-// screen and in the store.
+// TestReviewScreenInTmux: the review screen against a real store, driven
+// in tmux as a person would: every belief by level, a belief opened with
+// its evidence and history and Esc back, a core belief found with the
+// level filter, edited in place with the cursor keys (its CLAUDE.md block
+// follows), a search, two beliefs denied at once after a question, a pin
+// into a read-only CLAUDE.md refused then made, an edit cancelled, a
+// forget asked and answered, and q. Each step is checked on the screen
+// and in the store.
 func TestReviewScreenInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed; the review screen is tested in tmux")
 	}
 	h := newHome(t)
-	proj := filepath.Join(h.home, "work", "billing")
-	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ep := func(id, summary string) string {
 		return fmt.Sprintf(`{"kind":"episode","id":"%s","summary":%q,"context":%q,"entities":[],"signals":[],"importance":0.5,"type":"fact","scope":"global","project":"","project_path":"","session_id":"s1","session_ids":["s1"],"content_hash":"%s","embedder":"","extractor":"local","occurred_at":"2026-01-10T10:00:00Z","created_at":"2026-01-10T10:05:00Z","updated_at":"2026-01-10T10:05:00Z","access_count":0,"stability":1,"compressed":false}`,
 			id, summary, "User: "+summary, id)
@@ -158,6 +159,12 @@ func TestReviewScreenInTmux(t *testing.T) {
 		bl("bl_0000000000b2", "The team deploys on Fridays.", 4, ""),
 		bl("bl_0000000000b3", "Releases are cut on Tuesdays.", 3.5, ""),
 		bl("bl_0000000000b4", "Use tabs in Makefiles.", 3, ""),
+		bl("bl_0000000000c1", "Invoices live in Postgres.", 9, ""),
+		// Long-term, not ready for core memory (evidence 3 of 5).
+		strings.Replace(bl("bl_0000000000d1", "The staging cache is Redis.", 8, ""), `"evidence_count":5`, `"evidence_count":3`, 1),
+		`{"kind":"level","belief_id":"bl_0000000000c1","level":"core","since":"2026-01-12T10:00:00Z"}`,
+		`{"kind":"level","belief_id":"bl_0000000000d1","level":"long_term","since":"2026-01-11T10:00:00Z"}`,
+		`{"kind":"event","at":"2026-01-10T10:05:00Z","memory_id":"bl_0000000000b1","action":"formed","cause":"ep_0000000000a1","detail":"stated by the user"}`,
 	}
 	file := filepath.Join(h.home, "memories.jsonl")
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
@@ -166,67 +173,152 @@ func TestReviewScreenInTmux(t *testing.T) {
 	if out, errOut, code := h.run(t, "", "import", file); code != 0 {
 		t.Fatalf("import: %d %s %s", code, out, errOut)
 	}
+	claudeMD := filepath.Join(h.claude, "CLAUDE.md")
+	if err := os.MkdirAll(h.claude, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(claudeMD, []byte("# mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	s := &tmuxScreen{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
 	env := []string{"env", "-i", "HOME=" + h.home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8"}
 	s.tmux(append([]string{"new-session", "-d", "-x", "140", "-y", "45", "-s", "rv"},
 		append(env, workerBin, "review")...)...)
-
-	// The list, best first.
-	got := s.wait([]string{"engram review: 4 beliefs wait (ENGRAM_REVIEW=uncertain)", "> bl_0000000000b1  0.82  ev 5",
-		"Replies should be short and plain.", "a approve · d deny · p pin · e edit"})
-	if strings.Index(got, "bl_0000000000b1") > strings.Index(got, "bl_0000000000b2") ||
-		strings.Index(got, "bl_0000000000b2") > strings.Index(got, "bl_0000000000b4") {
-		t.Fatalf("not best first:\n%s", got)
+	running := func() {
+		t.Helper()
+		if exec.Command("tmux", "-S", s.socket, "has-session", "-t", "rv").Run() != nil {
+			t.Fatal("the screen quit")
+		}
 	}
-	// Expand: the episodes behind it.
-	s.keys("Enter")
-	s.wait([]string{"episodes:", "ep_0000000000a1  2026-01-10  The user asked for shorter replies", "ep_0000000000a2"})
-	s.keys("Enter")
-	s.wait(nil, "episodes:")
 
-	// Approve the first: it leaves the list.
+	// Every belief, by level: what waits (best first), long-term, core.
+	got := s.wait([]string{"engram review: 4 waiting · 1 long-term · 1 core · 0 denied · 0 pinned · 0 pending (ENGRAM_REVIEW=uncertain)",
+		"waiting for review (4)", "> [ ] bl_0000000000b1  0.82  ev 5   pending -> long-term  global", "Replies should be short and plain.",
+		"long-term memory (1)", "The staging cache is Redis.", "core memory (1)", "Invoices live in Postgres."})
+	order := []string{"waiting for review", "bl_0000000000b1", "bl_0000000000b2", "bl_0000000000b4", "long-term memory", "bl_0000000000d1",
+		"core memory", "bl_0000000000c1"}
+	for i := 1; i < len(order); i++ {
+		if strings.Index(got, order[i-1]) > strings.Index(got, order[i]) {
+			t.Fatalf("%s is not before %s:\n%s", order[i-1], order[i], got)
+		}
+	}
+	// Open the first: its evidence and history; Esc goes back to the list.
+	s.keys("Enter")
+	s.wait([]string{"bl_0000000000b1 · pending, waits for review to become long-term", "supporting episodes (2):",
+		"ep_0000000000a1  2026-01-10  The user asked for shorter replies", "history (1):", "formed", "stated by the user"})
+	s.keys("Escape")
+	s.wait([]string{"waiting for review (4)", "> [ ] bl_0000000000b1"}, "supporting episodes")
+	running()
+
+	// Approve it: it leaves what waits for long-term memory.
 	s.keys("a")
-	s.wait([]string{"bl_0000000000b1 approve: pending -> long-term", "3 beliefs wait", "> bl_0000000000b2"})
+	s.wait([]string{"bl_0000000000b1 approve: pending -> long-term", "3 waiting · 2 long-term", "> [ ] bl_0000000000b2"})
 	if b := levelOf(t, h, "bl_0000000000b1"); b.Level != store.LevelLongTerm {
 		t.Fatalf("approved belief is %s", b.Level)
 	}
-	// Deny the next.
-	s.keys("d")
-	s.wait([]string{"bl_0000000000b2 deny: pending -> denied", "2 beliefs wait"}, "The team deploys on Fridays.")
-	if b := levelOf(t, h, "bl_0000000000b2"); b.Level != store.LevelDenied {
-		t.Fatalf("denied belief is %s", b.Level)
+
+	// Browse to the core belief with the level filter, open it, and edit
+	// its statement in place with the cursor keys.
+	s.keys("Tab")
+	s.wait([]string{"level: waiting for review (3 shown)"})
+	s.keys("Tab")
+	s.wait([]string{"level: long-term memory (2 shown)"})
+	s.keys("Tab")
+	s.wait([]string{"level: core memory (1 shown)", "> [ ] bl_0000000000c1"}, "bl_0000000000b2")
+	s.keys("Enter")
+	s.wait([]string{"bl_0000000000c1 · core since 2026-01-12", "Invoices live in Postgres."})
+	s.keys("e")
+	s.wait([]string{"edit: Invoices live in Postgres."})
+	s.keys("Left") // before the full stop
+	s.keys("-l", ", one schema per tenant")
+	s.wait([]string{"edit: Invoices live in Postgres, one schema per tenant."})
+	s.keys("Home")
+	s.keys("C-Right", "C-Right") // after "Invoices live"
+	s.keys("-l", " only")
+	s.wait([]string{"edit: Invoices live only in Postgres, one schema per tenant."})
+	s.keys("End")
+	s.keys("BSpace")
+	s.keys("-l", "!")
+	s.wait([]string{"edit: Invoices live only in Postgres, one schema per tenant!"})
+	s.keys("Enter")
+	const edited = "Invoices live only in Postgres, one schema per tenant!"
+	s.wait([]string{`bl_0000000000c1 edited: now "` + edited + `"`, "bl_0000000000c1 · core since", "  " + edited, "edited"})
+	if b := levelOf(t, h, "bl_0000000000c1"); b.Statement != edited || b.Level != store.LevelCore || !b.Stated {
+		t.Fatalf("edited core belief: %q %s stated=%v", b.Statement, b.Level, b.Stated)
 	}
+	if data, _ := os.ReadFile(claudeMD); !strings.Contains(string(data), "- "+edited+"\n") || !strings.HasPrefix(string(data), "# mine\n") {
+		t.Fatalf("CLAUDE.md's core block does not hold the edited statement:\n%s", data)
+	}
+	if vec, name := vectorOf(t, h, "bl_0000000000c1"); name != embed.NewLocal().Name() || !slices.Equal(vec, embed.NewLocal().EmbedText(edited)) {
+		t.Fatalf("the edited belief's vector is not the new statement's lexical one (embedder %q)", name)
+	}
+	// Esc: back to the filtered list, then the filter goes.
+	s.keys("Escape")
+	s.wait([]string{"level: core memory (1 shown)", "> [ ] bl_0000000000c1"}, "history (")
+	s.keys("Escape")
+	s.wait([]string{"waiting for review (3)", "core memory (1)"}, "level: core memory")
+	running()
+
+	// A search narrows the list; Esc clears it.
+	s.keys("/")
+	s.wait([]string{"search:", "(enter: keep · esc: clear)"})
+	s.keys("-l", "fridays")
+	s.wait([]string{`search: "fridays" (1 shown)`, "bl_0000000000b2"}, "bl_0000000000b3")
+	s.keys("Enter")
+	s.keys("Escape")
+	s.wait([]string{"waiting for review (3)", "bl_0000000000b3"}, `search: "fridays"`)
+
+	// Deny two at once: select them, d, and the question says how many.
+	s.keys("Home")
+	s.wait([]string{"> [ ] bl_0000000000b2"})
+	s.keys("Space")
+	s.wait([]string{"[x] bl_0000000000b2", "> [ ] bl_0000000000b3", "1 selected"})
+	s.keys("Space")
+	s.wait([]string{"[x] bl_0000000000b3", "2 selected"})
+	s.keys("d")
+	s.wait([]string{"deny 2 beliefs (bl_0000000000b2, bl_0000000000b3)? y/n"})
+	if b := levelOf(t, h, "bl_0000000000b2"); b.Level != store.LevelPending {
+		t.Fatalf("denied before the answer: %s", b.Level)
+	}
+	s.keys("y")
+	s.wait([]string{"bl_0000000000b2 deny: pending -> denied; bl_0000000000b3 deny: pending -> denied",
+		"1 waiting · 2 long-term · 1 core · 2 denied", "denied (2)"}, "selected")
+	for _, id := range []string{"bl_0000000000b2", "bl_0000000000b3"} {
+		if b := levelOf(t, h, id); b.Level != store.LevelDenied {
+			t.Fatalf("%s is %s, want denied", id, b.Level)
+		}
+	}
+
 	// Choose a core target, then pin: into the global CLAUDE.md, which is
 	// read-only at first — refused on the screen, nothing decided or
 	// written — then writable.
-	claudeMD := filepath.Join(h.claude, "CLAUDE.md")
-	if err := os.MkdirAll(h.claude, 0o700); err != nil {
+	s.keys("Home")
+	s.wait([]string{"> [ ] bl_0000000000b4"})
+	if err := os.Chmod(claudeMD, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(claudeMD, []byte("# mine\n"), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	before, _ := os.ReadFile(claudeMD)
 	s.keys("t")
-	s.wait([]string{"core target: claude"}, "core target: claude (the setting)") // applied before the next key
+	s.wait([]string{"core target: claude"}, "core target: claude (the setting)")
 	s.keys("p")
-	s.wait([]string{"not decided: " + claudeMD + ": is read-only", "2 beliefs wait"})
-	if b := levelOf(t, h, "bl_0000000000b3"); b.Level != store.LevelPending {
+	s.wait([]string{"not decided: " + claudeMD + ": is read-only", "1 waiting"})
+	if b := levelOf(t, h, "bl_0000000000b4"); b.Level != store.LevelPending {
 		t.Fatalf("a refused pin decided: %s", b.Level)
 	}
-	if data, _ := os.ReadFile(claudeMD); string(data) != "# mine\n" {
+	if data, _ := os.ReadFile(claudeMD); string(data) != string(before) {
 		t.Fatalf("a refused pin wrote CLAUDE.md: %q", data)
 	}
 	if err := os.Chmod(claudeMD, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s.keys("p")
-	s.wait([]string{"bl_0000000000b3 pin: pending -> pinned", "1 belief waits"})
-	if b := levelOf(t, h, "bl_0000000000b3"); b.Level != store.LevelPinned || b.CoreTarget != "claude" {
+	s.wait([]string{"bl_0000000000b4 pin: pending -> pinned", "0 waiting", "pinned (1)"})
+	if b := levelOf(t, h, "bl_0000000000b4"); b.Level != store.LevelPinned || b.CoreTarget != "claude" {
 		t.Fatalf("pinned belief: %s %q", b.Level, b.CoreTarget)
 	}
-	if data, _ := os.ReadFile(claudeMD); !strings.Contains(string(data), "- Releases are cut on Tuesdays.\n") {
+	if data, _ := os.ReadFile(claudeMD); !strings.Contains(string(data), "- Use tabs in Makefiles.\n") {
 		t.Fatalf("the pinned belief is not in CLAUDE.md:\n%s", data)
 	}
 	// A global belief has no AGENTS.md: choosing agents (or both) says
@@ -237,28 +329,27 @@ func TestReviewScreenInTmux(t *testing.T) {
 	s.wait([]string{"core target: both", "(a global belief has no AGENTS.md to go to: it goes to " + claudeMD + " only)"})
 	s.keys("t")
 	s.wait([]string{"core target: claude (the setting)"}, "no AGENTS.md")
+
 	// Esc cancels an edit.
 	s.keys("e")
-	s.wait([]string{"edit: Use tabs in Makefiles._"})
+	s.wait([]string{"edit: Replies should be short and plain."})
 	s.keys("Escape")
-	s.wait([]string{"edit cancelled", "1 belief waits"})
-	// Edit the last: the user's own words, which pass review by themselves
-	// (ENGRAM_REVIEW=uncertain), so nothing waits any more.
-	s.keys("e")
-	s.wait([]string{"edit: Use tabs in Makefiles._"})
-	s.keys("C-u")
-	s.keys("-l", "Makefiles need tabs, never spaces.")
-	s.wait([]string{"edit: Makefiles need tabs, never spaces._"})
-	s.keys("Enter")
-	s.wait([]string{`bl_0000000000b4 edited: now "Makefiles need tabs, never spaces."`, "engram review: nothing waits"})
-	if b := levelOf(t, h, "bl_0000000000b4"); b.Statement != "Makefiles need tabs, never spaces." || b.Level != store.LevelPending || !b.Stated {
-		t.Fatalf("edited belief: %q %s stated=%v", b.Statement, b.Level, b.Stated)
-	}
-	// Its vector is the new statement's (no sentence embedder here: the
-	// lexical one's).
-	if vec, name := vectorOf(t, h, "bl_0000000000b4"); name != embed.NewLocal().Name() ||
-		!slices.Equal(vec, embed.NewLocal().EmbedText("Makefiles need tabs, never spaces.")) {
-		t.Fatalf("the edited belief's vector is not the new statement's lexical one (embedder %q)", name)
+	s.wait([]string{"edit cancelled"})
+	running()
+
+	// Forget asks first, even for one belief; n keeps it, y forgets it.
+	s.keys("Home")
+	s.wait([]string{"> [ ] bl_0000000000b1"})
+	s.keys("f")
+	s.wait([]string{"forget bl_0000000000b1 for good (Replies should be short and plain.)? y/n — it cannot be undone"})
+	s.keys("n")
+	s.wait([]string{"nothing done"})
+	s.keys("f")
+	s.wait([]string{"forget bl_0000000000b1 for good"})
+	s.keys("y")
+	s.wait([]string{"forgot bl_0000000000b1", "1 long-term"}, "Replies should be short and plain.")
+	if out, _, code := h.run(t, "", "expand", "bl_0000000000b1"); code == 0 {
+		t.Fatalf("the forgotten belief is still in the store:\n%s", out)
 	}
 
 	// Quit.
@@ -271,8 +362,8 @@ func TestReviewScreenInTmux(t *testing.T) {
 			t.Fatalf("q did not quit:\n%s", s.screen())
 		}
 	}
-	out, _, _ := h.run(t, "", "expand", "bl_0000000000b4")
-	if !strings.Contains(out, "decided ") || !strings.Contains(out, "by user: edit, pending -> pending (was: Use tabs in Makefiles.)") {
+	out, _, _ := h.run(t, "", "expand", "bl_0000000000c1")
+	if !strings.Contains(out, "by user: edit, core -> core (was: Invoices live in Postgres.)") {
 		t.Fatalf("expand after the screen:\n%s", out)
 	}
 }

@@ -125,13 +125,32 @@ func New(opts Options) *Server {
 func (s *Server) MCP() *mcp.Server { return s.srv }
 
 // Run serves one client on t until it disconnects or ctx ends. A client
-// that closes the connection ends it normally.
+// that closes the connection ends it normally, and so does a canceled ctx
+// (the client ending the process with a signal at the session's end):
+// neither is an error, and neither is logged as one (the SDK's own
+// Server.Run logs a canceled context at level ERROR).
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	err := s.srv.Run(ctx, t)
-	if ctx.Err() != nil {
-		return nil
+	ss, err := s.srv.Connect(ctx, t, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
-	return err
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		s.log.Info("mcp session ended by a signal")
+		return nil
+	case err := <-ended:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 }
 
 // RunStdio serves the client on stdin and stdout.

@@ -189,7 +189,7 @@ func TestListTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{ // tool -> its required arguments
-		ToolRecall: {"query"}, ToolExpand: {"id"}, ToolForget: {"id"}, ToolSave: {"text"}, ToolStatus: nil, ToolReview: {"action"},
+		ToolRecall: {"query"}, ToolExpand: {"id"}, ToolForget: nil, ToolSave: {"text"}, ToolStatus: nil, ToolReview: {"action"},
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools, want %d", len(res.Tools), len(want))
@@ -498,6 +498,50 @@ func TestForget(t *testing.T) {
 	}
 	if m, _ := f.db.EpisodeCount(ctx); m != n {
 		t.Errorf("a refused forget changed the store: %d episodes, was %d", m, n)
+	}
+}
+
+// memory_forget with a text lists what holds it and forgets nothing; with
+// confirm it forgets all of it, as forget by id does; refusals change
+// nothing.
+func TestForgetMatching(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	text := mustCall(t, f.cs, ToolForget, map[string]any{"matching": "DynamoDB"})
+	if !strings.Contains(text, `2 memories hold "DynamoDB" (nothing was forgotten yet)`) || !strings.Contains(text, epBeta+"  ") ||
+		!strings.Contains(text, blBeta+"  Beta keeps invoices") || strings.Contains(text, epAlpha) || !strings.Contains(text, "confirm: true") {
+		t.Errorf("the list:\n%s", text)
+	}
+	if _, err := f.db.GetEpisode(ctx, epBeta); err != nil {
+		t.Fatalf("listing forgot: %v", err)
+	}
+	for _, args := range []map[string]any{
+		{"matching": "DynamoDB", "id": epBeta},
+		{"matching": "   "},
+		{"id": epBeta, "confirm": true},
+	} {
+		if text, isErr := call(t, f.cs, ToolForget, args); !isErr {
+			t.Errorf("%v: not refused: %s", args, text)
+		}
+	}
+	if _, err := f.db.GetEpisode(ctx, epBeta); err != nil {
+		t.Fatalf("a refused call forgot: %v", err)
+	}
+	text = mustCall(t, f.cs, ToolForget, map[string]any{"matching": "DynamoDB", "confirm": true})
+	if !strings.Contains(text, `Forgot 2 memories that held "DynamoDB"`) {
+		t.Errorf("confirmed: %s", text)
+	}
+	if _, err := f.db.GetEpisode(ctx, epBeta); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("episode still stored: %v", err)
+	}
+	if _, err := f.db.GetBelief(ctx, blBeta); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("belief still stored: %v", err)
+	}
+	if _, err := f.db.GetEpisode(ctx, epAlpha); err != nil {
+		t.Errorf("an episode without the text was forgotten: %v", err)
+	}
+	if text := mustCall(t, f.cs, ToolForget, map[string]any{"matching": "DynamoDB"}); !strings.Contains(text, "No memory holds") {
+		t.Errorf("after: %s", text)
 	}
 }
 

@@ -72,9 +72,17 @@ type RecallInput struct {
 	Scope   string `json:"scope,omitempty"`
 }
 
-// IDInput is the arguments of memory_expand and memory_forget.
+// IDInput is the arguments of memory_expand.
 type IDInput struct {
 	ID string `json:"id"`
+}
+
+// ForgetInput is memory_forget's arguments: an id, or a text to forget
+// every memory holding it (listed first; forgotten when Confirm is set).
+type ForgetInput struct {
+	ID       string `json:"id,omitempty"`
+	Matching string `json:"matching,omitempty"`
+	Confirm  bool   `json:"confirm,omitempty"`
 }
 
 // SaveInput is memory_save's arguments.
@@ -112,6 +120,19 @@ const idSchema = `{
   "additionalProperties": false
 }`
 
+const forgetSchema = `{
+  "type": "object",
+  "properties": {
+    "id": {"type": "string", "pattern": "^(ep|bl)_[A-Za-z0-9_-]+$", "maxLength": 64,
+      "description": "The memory's ID as memory_recall or engram's recalled notes show it: ep_… (an episode) or bl_… (a belief)."},
+    "matching": {"type": "string", "minLength": 1, "maxLength": 200,
+      "description": "Instead of an ID: forget every episode and belief that holds this text (its words in this order, or the text itself), e.g. a name the user wants gone. Without confirm it only lists what matches."},
+    "confirm": {"type": "boolean", "default": false,
+      "description": "With matching: forget what matches. Set it only after the user has seen the list and agreed."}
+  },
+  "additionalProperties": false
+}`
+
 const saveSchema = `{
   "type": "object",
   "properties": {
@@ -146,10 +167,12 @@ func (s *Server) addTools() {
 		"before relying on it. Reading a memory strengthens it (it counts as an access)."}, idSchema, s.expand)
 	tool(s, &mcp.Tool{Name: ToolForget, Title: "Forget a memory", Annotations: &mcp.ToolAnnotations{
 		DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)}, Description: "Delete one memory " +
-		"of engram (ep_… or bl_…) for good, with its index entries; it is never recalled again, and a line it had in " +
-		"MEMORY.md goes at the worker's next run. Use it only when the user asks to forget something, or confirms that " +
-		"a recalled memory is wrong or obsolete, not merely because it did not help. It cannot be undone. An unknown " +
-		"ID is refused and nothing is deleted."}, idSchema, s.forget)
+		"of engram (id: ep_… or bl_…) for good, with its index entries; it is never recalled again, and a line it had in " +
+		"MEMORY.md goes at once. Or forget everything about something (matching: a text): the first call lists every " +
+		"episode and belief that holds the text and deletes nothing; show the list to the user, and only when they agree " +
+		"call again with the same text and confirm: true. Use it only when the user asks to forget something, or confirms " +
+		"that a recalled memory is wrong or obsolete, not merely because it did not help. It cannot be undone. An " +
+		"unknown ID is refused and nothing is deleted."}, forgetSchema, s.forget)
 	tool(s, &mcp.Tool{Name: ToolSave, Title: "Remember something", Annotations: &mcp.ToolAnnotations{
 		DestructiveHint: new(false), OpenWorldHint: new(false)}, Description: "Store something in engram, the user's " +
 		"long-term memory, as a high-importance memory: recallable at once in this and later sessions, and counted as " +
@@ -425,8 +448,22 @@ func lockWorker(ctx context.Context, home string, wait time.Duration) (interface
 	}
 }
 
+// maxMatchesShown bounds the memories memory_forget lists for a text.
+const maxMatchesShown = 30
+
 // forget is memory_forget.
-func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
+func (s *Server) forget(ctx context.Context, in ForgetInput) (string, error) {
+	matching := strings.TrimSpace(in.Matching)
+	switch {
+	case in.ID != "" && matching != "":
+		return "", errors.New("give id or matching, not both")
+	case in.Matching != "" && matching == "":
+		return "", fmt.Errorf("matching %q: give the text to look for", in.Matching)
+	case matching != "":
+		return s.forgetMatching(ctx, matching, in.Confirm)
+	case in.Confirm:
+		return "", errors.New("confirm goes with matching (forgetting by id asks nothing)")
+	}
 	id, err := checkID(in.ID)
 	if err != nil {
 		return "", err
@@ -461,6 +498,54 @@ func (s *Server) forget(ctx context.Context, in IDInput) (string, error) {
 		text += " The prompt hook's recollection files could not be rewritten now; the worker's next run does it."
 	}
 	return inject.Wrap(text), nil
+}
+
+// forgetMatching is memory_forget with a text: the list of what holds it,
+// or, confirmed, the forgetting of all of it, as forget by id does.
+func (s *Server) forgetMatching(ctx context.Context, text string, confirmed bool) (string, error) {
+	db, err := s.store(ctx)
+	if err != nil {
+		return "", err
+	}
+	lk, err := lockWorker(ctx, s.cfg.Home, forgetWorkerWait)
+	if err != nil {
+		return "", fmt.Errorf("engram's worker is running; nothing was forgotten, try again in a moment (%v)", err)
+	}
+	defer lk.Unlock()
+	cards, err := memory.Matching(ctx, db, text)
+	if err != nil {
+		return "", err
+	}
+	if len(cards) == 0 {
+		return inject.Wrap(fmt.Sprintf("No memory holds %q; nothing was forgotten.", text)), nil
+	}
+	var b strings.Builder
+	for i, c := range cards {
+		if i == maxMatchesShown {
+			fmt.Fprintf(&b, "… and %d more\n", len(cards)-maxMatchesShown)
+			break
+		}
+		b.WriteString(c.Line(160) + "\n")
+	}
+	if !confirmed {
+		return inject.Wrap(fmt.Sprintf("%d memories hold %q (nothing was forgotten yet):\n%sTo forget all %d, once the user "+
+			"agrees, call memory_forget again with matching %q and confirm: true.", len(cards), text, b.String(), len(cards), text)), nil
+	}
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID()
+	}
+	done, err := memory.Forget(ctx, db, s.cfg, ids, s.opts.Now(), s.log)
+	if err != nil && !errors.Is(err, memory.ErrNotRewritten) {
+		return "", err
+	}
+	out := fmt.Sprintf("Forgot %d memories that held %q:\n%sThey will not be recalled again, and they have left MEMORY.md.",
+		len(done), text, b.String())
+	if err != nil {
+		s.log.Warn("forget: recollection files", "err", err)
+		out += " The prompt hook's recollection files could not be rewritten now; the worker's next run does it."
+	}
+	return inject.Wrap(out), nil
 }
 
 // save is memory_save: the text goes through redaction and the local

@@ -272,6 +272,49 @@ func RecordAccess(ctx context.Context, db *store.DB, home, id string, now time.T
 	return true, nil
 }
 
+// Matching loads the memories that hold text (see
+// store.MatchingMemories): the episodes, then the beliefs, newest first
+// each. It is what forget by search shows, then forgets.
+func Matching(ctx context.Context, db *store.DB, text string) ([]Card, error) {
+	eps, bls, err := db.MatchingMemories(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	cards := make([]Card, 0, len(eps)+len(bls))
+	for _, id := range append(eps, bls...) {
+		c, err := Load(ctx, db, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // forgotten meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		cards = append(cards, c)
+	}
+	return cards, nil
+}
+
+// Line is a memory in one line, as a list of them shows it: its id, then
+// a belief's statement, or an episode's date and summary.
+func (c Card) Line(width int) string {
+	switch {
+	case c.Belief != nil:
+		return c.Belief.ID + "  " + clipLine(c.Belief.Statement, width)
+	case c.Episode != nil:
+		return c.Episode.ID + "  " + c.Episode.OccurredAt.Format(time.DateOnly) + "  " + clipLine(c.Episode.Summary, width)
+	}
+	return ""
+}
+
+// clipLine puts s on one line of at most n runes.
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n && n > 1 {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 // ErrNotRewritten is wrapped by Forget's error when the memories are gone
 // from the store but some file engram keeps may still hold their text (the
 // next worker run rewrites it).
@@ -317,6 +360,23 @@ func Forget(ctx context.Context, db *store.DB, cfg config.Config, ids []string, 
 	if err := db.Forget(ctx, epIDs, blIDs); err != nil {
 		return nil, err
 	}
+	if err := ForgetCopies(ctx, db, cfg, epIDs, blIDs, summaries, now, log); err != nil {
+		return cards, err
+	}
+	return cards, nil
+}
+
+// ForgetCopies takes memories the store no longer holds (forgotten by
+// Forget, or by an import that brought their tombstones) out of every
+// other place engram keeps them: the recollection files and the search
+// index, the session neighbour files, spool files the store covers, the
+// MEMORY.md files and the archive (summaries are the forgotten episodes'),
+// and the database's free pages, indexes and WAL (store.Scrub). Its error
+// wraps ErrNotRewritten.
+func ForgetCopies(ctx context.Context, db *store.DB, cfg config.Config, epIDs, blIDs, summaries []string, now time.Time, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	home := cfg.Home
 	var errs []error
 	if _, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, now); err != nil {
@@ -339,9 +399,9 @@ func Forget(ctx context.Context, db *store.DB, cfg config.Config, ids []string, 
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return cards, fmt.Errorf("%w: %w", ErrNotRewritten, errors.Join(errs...))
+		return fmt.Errorf("%w: %w", ErrNotRewritten, errors.Join(errs...))
 	}
-	return cards, nil
+	return nil
 }
 
 // removeNeighbours removes the session neighbour files (recall/session-*.rec)

@@ -7,7 +7,9 @@
 // files, not about the memory, so export leaves it out and import drops it,
 // and the first cycle after an import writes every MEMORY.md the imported
 // memories call for. Import validates every record first and stores
-// nothing from a file with a bad line.
+// nothing from a file with a bad line; then it merges the file into the
+// store (see merge.go): what is new is added, what the store already has
+// is skipped, a record that differs is merged by the rules sharing uses.
 package portable
 
 import (
@@ -380,23 +382,6 @@ func validate(e episode.Episode) error {
 		}
 	}
 	return nil
-}
-
-// Import reads and validates r, then stores every record in one
-// transaction. It returns the number of episodes imported.
-func Import(ctx context.Context, db *store.DB, r io.Reader) (int, error) {
-	d, lines, err := read(r)
-	if err != nil {
-		return 0, err
-	}
-	if err := db.ImportAll(ctx, d.Episodes, d.Beliefs, d.Events, d.Links, d.Levels...); err != nil {
-		var re *store.RecordError
-		if errors.As(err, &re) {
-			return 0, &LineError{lines[re.Index], re.Err}
-		}
-		return 0, err
-	}
-	return len(d.Episodes) + len(d.Beliefs) + len(d.Events) + len(d.Links) + len(d.Levels), nil
 }
 
 var beliefIDRe = regexp.MustCompile(`^bl_[0-9a-f]{12}$`)

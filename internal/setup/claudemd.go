@@ -49,7 +49,10 @@ func addImportBytes(doc []byte, line string) []byte {
 
 // removeImportBytes cuts the last occurrence of line (setup appends at the
 // end) with its line break: the one after it, or, on a last line without
-// one, the one before it.
+// one, the one before it. When the line opened the file or followed a
+// blank line, and a blank line follows it (text added below it later, set
+// off by a blank line), that blank line goes too: the file neither starts
+// with a blank line nor gains two in a row.
 func removeImportBytes(doc []byte, line string) []byte {
 	s := string(doc)
 	end := len(s)
@@ -61,7 +64,13 @@ func removeImportBytes(doc []byte, line string) []byte {
 		}
 		if strings.TrimRight(s[start:end], " \t\r") == line {
 			if end < len(s) {
-				return []byte(s[:start] + s[end+1:])
+				rest := s[end+1:]
+				if start == 0 || blankLine(s[strings.LastIndexByte(s[:start-1], '\n')+1:start]) {
+					if nl := strings.IndexByte(rest, '\n'); nl >= 0 && blankLine(rest[:nl+1]) {
+						rest = rest[nl+1:]
+					}
+				}
+				return []byte(s[:start] + rest)
 			}
 			if start > 0 {
 				cut := start - 1
@@ -76,6 +85,10 @@ func removeImportBytes(doc []byte, line string) []byte {
 	}
 	return doc
 }
+
+// blankLine reports whether l (with or without its line break) holds only
+// blanks.
+func blankLine(l string) bool { return strings.TrimSpace(l) == "" }
 
 func checkImportLine(line string) error {
 	if line == "" || strings.ContainsAny(line, "\r\n") || strings.TrimSpace(line) != line {
@@ -123,5 +136,5 @@ func RemoveImport(claudeMDPath, line string) (Change, error) {
 	if bytes.Equal(out, f.data) {
 		return Change{Path: claudeMDPath}, errors.New("internal: import line found but not removed")
 	}
-	return f.commit(out, []string{"removed the line " + line}, true)
+	return f.commit(out, []string{"removed the line " + line}, false)
 }

@@ -115,6 +115,16 @@ func TestRemoveImportAfterUserEdit(t *testing.T) {
 			func(s string) string { return "top\n" + strings.TrimSuffix(s, "\n") }, "top\na"},
 		{"created by setup, then edited", "", true,
 			func(s string) string { return s + "mine\n" }, "mine\n"},
+		// Notes added below the line, set off by a blank line: the file
+		// does not start with that blank line once the line is out.
+		{"created by setup, then notes set off by a blank line", "", true,
+			func(s string) string { return s + "\n# Notes\n- keep\n" }, "# Notes\n- keep\n"},
+		{"CRLF notes set off by a blank line", "", true,
+			func(s string) string { return s + "\r\n# Notes\r\n" }, "# Notes\r\n"},
+		{"after a blank line, notes set off by another", "# Me\n\n", false,
+			func(s string) string { return s + "\n# Notes\n" }, "# Me\n\n# Notes\n"},
+		{"after text, notes set off by a blank line", "# Me\n", false,
+			func(s string) string { return s + "\n# Notes\n" }, "# Me\n\n# Notes\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,7 +113,7 @@ func splitLines(text string) []string {
 }
 
 // installCron adds engram's entry to the user's crontab; without a
-// crontab command it gives the line to add by hand.
+// crontab command it says what runs the worker instead (cronFallback).
 func (o Options) installCron(ctx context.Context, r *Report, why string) error {
 	cur, found, err := o.readCrontab(ctx)
 	if !found {
@@ -121,7 +121,7 @@ func (o Options) installCron(ctx context.Context, r *Report, why string) error {
 		return nil
 	}
 	if err != nil {
-		r.note("%s, and the crontab could not be read (%v): %s", why, err, selfScheduleNote)
+		r.note("%s, and the crontab could not be read (%v): meanwhile, %s", why, err, o.selfScheduleNote())
 		r.Scheduler.CronLine = CronLine(o.workerPath(), o.Home, o.extraEnv()...)
 		return nil
 	}

@@ -1,8 +1,8 @@
 // Package setup owns engram's installation: the two hooks in Claude Code's
 // settings.json, the MCP server in its user configuration file, the
 // CLAUDE.md line that imports engram's MEMORY.md, the scheduler that runs
-// `engram-worker run` (a systemd user timer, a launchd agent, or a crontab
-// line the user adds), and the reading of the worker's env file.
+// `engram-worker run` (a systemd user timer, a launchd agent, or an entry
+// in the user's crontab), and the reading of the worker's env file.
 // `engram-worker setup` and `uninstall` call Install and Uninstall; the
 // pieces are exported for `doctor` and tests.
 //
@@ -26,9 +26,12 @@
 // the backup's bytes are put back (or the file removed). Not found, the user
 // edited the file since: only engram's entries are cut out, together with
 // the containers that held nothing else, and the separator that came with
-// them; the user's edits stay. Appending an item and removing the last item
-// are exact inverses, so in the common case even this path restores the
-// original text. Backups are never deleted.
+// them (for the CLAUDE.md line, a blank line that would otherwise open the
+// file or double another); the user's edits stay. Appending an item and
+// removing the last item are exact inverses, so in the common case even
+// this path restores the original text. Cutting makes no backup, and once
+// a file holds none of engram's entries uninstall deletes the backups setup
+// made of it: engram leaves no file of its own behind.
 //
 // Engram's hook entries are recognised by the base name of the program their
 // command runs (engram-hook-userprompt under UserPromptSubmit,
@@ -55,7 +58,9 @@
 // `systemctl --user is-system-running` answers. macOS: a launchd agent in
 // ~/Library/LaunchAgents, loaded with `launchctl bootstrap gui/<uid>`
 // (falling back to `launchctl load -w`). Elsewhere, or with no user
-// manager (a container), Install reports CronLine instead of failing.
+// manager (a container), a crontab entry; with no crontab command either,
+// Install schedules nothing and says what runs the worker instead (the
+// Stop hook's fallback) rather than failing.
 // systemd reads ENGRAM_HOME/env with EnvironmentFile=; launchd and cron
 // cannot, so the worker must call LoadEnvFile itself at start.
 package setup

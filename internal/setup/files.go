@@ -250,6 +250,26 @@ func writeBackup(path string, data []byte) (string, error) {
 	return "", fmt.Errorf("backup of %s: no free name", path)
 }
 
+// dropBackups deletes every backup setup made of path (see writeBackup):
+// once uninstall has taken engram's entries out, they serve nothing, and
+// engram leaves no file of its own behind. The change says which went.
+func dropBackups(ch *Change, path string) error {
+	var gone []string
+	var errs []error
+	for _, b := range backups(path) {
+		if err := os.Remove(b); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		gone = append(gone, filepath.Base(b))
+	}
+	if len(gone) > 0 {
+		ch.Path = path
+		ch.Actions = append(ch.Actions, "deleted the backups setup had made of it: "+strings.Join(gone, ", "))
+	}
+	return errors.Join(errs...)
+}
+
 // syncDir makes a rename durable; failure only weakens durability.
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {

@@ -56,6 +56,9 @@ type Options struct {
 	// clean as an error. Uninstall calls it once the scheduler is gone, so
 	// that no cycle writes them again, and before a purge; nil skips it.
 	StripMemory func(ctx context.Context) ([]Change, []string, error)
+	// NoSelfSchedule is ENGRAM_SELF_SCHEDULE=false: the Stop hook does
+	// not start the worker where nothing schedules it (reports say so).
+	NoSelfSchedule bool
 }
 
 // DefaultOptions is Options for the running user, with the binaries in
@@ -72,7 +75,8 @@ func DefaultOptions(cfg config.Config, binDir string) Options {
 	return Options{
 		BinDir: binDir, Home: cfg.Home, ClaudeConfigDir: cfg.ClaudeConfigDir,
 		UserHome: home, XDGConfigHome: xdg, UID: os.Getuid(),
-		UserConfig: UserConfigFile(cfg.ClaudeConfigDir, home, os.Getenv("CLAUDE_CONFIG_DIR") != ""),
+		UserConfig:     UserConfigFile(cfg.ClaudeConfigDir, home, os.Getenv("CLAUDE_CONFIG_DIR") != ""),
+		NoSelfSchedule: !cfg.SelfSchedule,
 	}
 }
 
@@ -135,7 +139,7 @@ func (o Options) extraEnv() []string {
 const (
 	SchedulerSystemd = "systemd"
 	SchedulerLaunchd = "launchd"
-	SchedulerCron    = "cron" // the crontab entry, or, where crontab is missing, CronLine to add by hand
+	SchedulerCron    = "cron" // the crontab entry (or, where the crontab could not be read, CronLine to add by hand)
 )
 
 // Report says what Install or Uninstall did.
@@ -155,7 +159,7 @@ type SchedulerReport struct {
 	Files    []Change // unit files or the plist
 	Commands []string // the commands run, as one would type them
 	Crontab  Change   // the user's crontab (Path "crontab") when its engram entry was added, kept or removed
-	CronLine string   // the crontab line to add by hand: no crontab command was found
+	CronLine string   // the crontab line to add by hand: the crontab could not be read
 }
 
 // String is the report for a person, one line per fact.
@@ -293,16 +297,26 @@ func (o Options) systemdInit(ctx context.Context) bool {
 	return err == nil && fi.IsDir()
 }
 
-// selfScheduleNote says what runs the worker where nothing schedules it.
-const selfScheduleNote = "meanwhile, each Claude Code turn's Stop hook starts the worker in the background when it has not run for 30 minutes (ENGRAM_SELF_SCHEDULE=false turns that off)"
-
-// cronFallback is for a machine without crontab: the line to add by hand.
-func (o Options) cronFallback(r *Report, why string) {
-	if r.Scheduler.Kind == "" {
-		r.Scheduler.Kind = SchedulerCron
+// selfScheduleNote says what runs the worker where nothing schedules it:
+// the Stop hook's fallback, unless ENGRAM_SELF_SCHEDULE=false.
+func (o Options) selfScheduleNote() string {
+	if o.NoSelfSchedule {
+		return "ENGRAM_SELF_SCHEDULE=false keeps the Stop hook from starting it, so captures wait until you run engram-worker run"
 	}
-	r.Scheduler.CronLine = CronLine(o.workerPath(), o.Home, o.extraEnv()...)
-	r.note("%s, and no crontab command was found: the worker is not scheduled; use the crontab line; %s", why, selfScheduleNote)
+	return "each Claude Code turn's Stop hook starts the worker in the background when it has not run for 30 minutes, " +
+		"so it runs while you use Claude Code (ENGRAM_SELF_SCHEDULE=false turns that off)"
+}
+
+// cronFallback is for a machine without a crontab command. Nothing is
+// scheduled then (unless systemd units wait for the user manager), and the
+// report says what runs the worker instead, and what would schedule it.
+func (o Options) cronFallback(r *Report, why string) {
+	if r.Scheduler.Kind == SchedulerSystemd {
+		r.note("there is no crontab command either: until the user manager runs, %s", o.selfScheduleNote())
+		return
+	}
+	r.note("%s, and there is no crontab command: nothing schedules the worker here; %s; "+
+		"to have it run every 15 minutes, install cron and run engram-worker setup again", why, o.selfScheduleNote())
 }
 
 // systemdUser tells whether a systemd user manager answers. A container
@@ -397,8 +411,7 @@ func (o Options) installLaunchd(ctx context.Context, r *Report) error {
 	domain := "gui/" + strconv.Itoa(o.UID)
 	_, err := o.Run(ctx, "launchctl", "print", domain+"/"+o.Label)
 	if errors.Is(err, exec.ErrNotFound) {
-		o.cronFallback(r, "launchctl not found")
-		return nil
+		return o.installCron(ctx, r, "launchctl not found")
 	}
 	loaded := err == nil
 	r.Scheduler.Kind = SchedulerLaunchd
@@ -427,7 +440,7 @@ func (o Options) installLaunchd(ctx context.Context, r *Report) error {
 	// launchctl can accept an agent it then does not keep loaded.
 	if out, err := o.Run(ctx, "launchctl", "print", domain+"/"+o.Label); err != nil {
 		r.note("launchd does not show the agent %s loaded (launchctl print: %v %s): it loads at your next login; %s",
-			o.Label, err, strings.TrimSpace(string(out)), selfScheduleNote)
+			o.Label, err, strings.TrimSpace(string(out)), "meanwhile, "+o.selfScheduleNote())
 	}
 	return nil
 }
@@ -445,15 +458,23 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 	}
 	var errs []error
 	var err error
+	// A file that no longer holds engram's entries loses the backups
+	// setup made of it too.
 	if r.Settings, err = RemoveHooks(o.settingsPath(), HooksIn(o.BinDir)); err != nil {
+		errs = append(errs, err)
+	} else if err := dropBackups(&r.Settings, o.settingsPath()); err != nil {
 		errs = append(errs, err)
 	}
 	if r.MCP, err = RemoveMCP(o.UserConfig, o.workerPath()); errors.Is(err, ErrSymlinkOutside) {
 		r.note("%v; if it registers engram's MCP server, remove it yourself: claude mcp remove --scope user %s", err, MCPServerName)
 	} else if err != nil {
 		errs = append(errs, err)
+	} else if err := dropBackups(&r.MCP, o.UserConfig); err != nil {
+		errs = append(errs, err)
 	}
 	if r.Import, err = RemoveImport(o.claudeMDPath(), ImportLine(o.Home, o.UserHome)); err != nil {
+		errs = append(errs, err)
+	} else if err := dropBackups(&r.Import, o.claudeMDPath()); err != nil {
 		errs = append(errs, err)
 	}
 	if !o.Purge {

@@ -290,13 +290,28 @@ func TestInstallNoScheduler(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := CronLine(filepath.Join(o.BinDir, WorkerBinary), o.Home)
-			if r.Scheduler.Kind != SchedulerCron || r.Scheduler.CronLine != want {
-				t.Errorf("Scheduler %+v, want cron with %q", r.Scheduler, want)
+			// Nothing is scheduled, and the report says so once, with what
+			// runs the worker instead and what would schedule it; it never
+			// asks for a crontab line where there is no crontab.
+			if r.Scheduler.Kind != "" || r.Scheduler.CronLine != "" {
+				t.Errorf("Scheduler %+v, want nothing scheduled", r.Scheduler)
 			}
 			s := r.String()
-			if !strings.Contains(s, want) || !strings.Contains(s, tt.why) {
-				t.Errorf("report does not give the cron line and why (%q):\n%s", tt.why, s)
+			for _, want := range []string{tt.why, "there is no crontab command: nothing schedules the worker here",
+				"Stop hook starts the worker in the background", "install cron and run engram-worker setup again"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("report lacks %q:\n%s", want, s)
+				}
+			}
+			for _, not := range []string{"add this line to your crontab", "use the crontab line"} {
+				if strings.Contains(s, not) {
+					t.Errorf("report says %q without a crontab command:\n%s", not, s)
+				}
+			}
+			// doctor asks the same question and gets the same answer.
+			if ok, why := Schedulable(context.Background(), o); ok || !strings.Contains(why, tt.why) ||
+				!strings.HasSuffix(why, "and there is no crontab command") {
+				t.Errorf("Schedulable = %v, %q; want false, %q and no crontab command", ok, why, tt.why)
 			}
 			for _, c := range fr.take() {
 				if strings.Contains(c, "enable") || strings.Contains(c, "bootstrap") {

@@ -311,7 +311,7 @@ func RemoveMCP(path, command string) (Change, error) {
 	if ch, ok, err := f.restoreOriginal(reproduces); ok || err != nil {
 		return ch, err
 	}
-	return f.commit(out, actions, true)
+	return f.commit(out, actions, false)
 }
 
 // MCPRegistration is what the user configuration file says of engram's

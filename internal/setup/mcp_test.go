@@ -312,7 +312,7 @@ func TestRemoveMCP(t *testing.T) {
 		writeFile(t, path, string(edited), 0o600)
 
 		ch, err := RemoveMCP(path, workerA)
-		if err != nil || ch.Restored != "" || !ch.Changed || ch.Backup == "" {
+		if err != nil || ch.Restored != "" || !ch.Changed || ch.Backup != "" {
 			t.Fatalf("RemoveMCP: %v %+v", err, ch)
 		}
 		got := readFile(t, path)

@@ -333,7 +333,7 @@ func RemoveHooks(settingsPath string, hooks Hooks) (Change, error) {
 	if err != nil {
 		return ch, fmt.Errorf("%s: %w; the file was not changed", settingsPath, err)
 	}
-	return f.commit(out, actions, true)
+	return f.commit(out, actions, false)
 }
 
 // commandProgram is the program a hook command runs: its first shell word,

@@ -543,8 +543,10 @@ func TestRemoveHooksAfterUserEdit(t *testing.T) {
 			if ch.Restored != "" {
 				t.Errorf("restored a backup (%s) over the user's edit", ch.Restored)
 			}
-			if ch.Backup == "" || string(readFile(t, ch.Backup)) != edited {
-				t.Errorf("no backup of the edited file before cutting (Backup=%q)", ch.Backup)
+			// Cutting out engram's entries makes no backup: uninstall
+			// leaves no file of its own.
+			if ch.Backup != "" {
+				t.Errorf("a backup (%s) of the edited file before cutting", ch.Backup)
 			}
 			// The edit survives: the result means the edited file minus our entries.
 			if !reflect.DeepEqual(withoutOurs(t, got), withoutOurs(t, []byte(edited))) {

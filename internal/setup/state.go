@@ -2,7 +2,9 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,4 +64,31 @@ func Schedulers(ctx context.Context, opts Options) []SchedulerState {
 		}
 	}
 	return out
+}
+
+// Schedulable tells whether setup can schedule the worker on this machine:
+// a systemd user manager, or systemd as the init system (the timer then
+// waits for the next login), launchd, or a crontab command. When it cannot,
+// why says what was looked for and not found.
+func Schedulable(ctx context.Context, opts Options) (ok bool, why string) {
+	o := opts.withDefaults()
+	switch o.GOOS {
+	case "linux":
+		user, w := o.systemdUser(ctx)
+		if user || o.systemdInit(ctx) {
+			return true, ""
+		}
+		why = "no systemd user manager runs (" + w + ")"
+	case "darwin":
+		if _, err := o.Run(ctx, "launchctl", "print", "gui/"+strconv.Itoa(o.UID)+"/"+o.Label); !errors.Is(err, exec.ErrNotFound) {
+			return true, ""
+		}
+		why = "launchctl not found"
+	default:
+		why = "no supported scheduler on " + o.GOOS
+	}
+	if _, found, _ := o.readCrontab(ctx); found {
+		return true, ""
+	}
+	return false, why + ", and there is no crontab command"
 }

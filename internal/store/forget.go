@@ -18,50 +18,61 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 	now := time.Now()
 	return db.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range episodeIDs {
-			// The captures first: they name the episode.
-			if _, err := tx.ExecContext(ctx, "DELETE FROM captures WHERE episode_id = ?", id); err != nil {
-				return fmt.Errorf("store: forget the captures of %s: %w", id, err)
-			}
-			res, err := tx.ExecContext(ctx, "DELETE FROM episodes WHERE id = ?", id)
-			if err != nil {
-				return fmt.Errorf("store: forget %s: %w", id, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return fmt.Errorf("episode %s: %w", id, ErrNotFound)
-			}
-			if err := forgetHistory(ctx, tx, id, now); err != nil {
-				return err
-			}
-			if err := forgetQuarantine(ctx, tx, QuarantineEpisode, id); err != nil {
-				return err
-			}
-			if err := forgetEvidence(ctx, tx, id, now); err != nil {
+			if err := forgetEpisode(ctx, tx, id, now); err != nil {
 				return err
 			}
 		}
 		for _, id := range beliefIDs {
-			res, err := tx.ExecContext(ctx, "DELETE FROM beliefs WHERE id = ?", id)
-			if err != nil {
-				return fmt.Errorf("store: forget %s: %w", id, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return fmt.Errorf("belief %s: %w", id, ErrNotFound)
-			}
-			if err := unlink(ctx, tx, id); err != nil {
-				return err
-			}
-			if err := forgetReview(ctx, tx, id); err != nil {
-				return err
-			}
-			if err := forgetQuarantine(ctx, tx, QuarantineBelief, id); err != nil {
-				return err
-			}
-			if err := forgetHistory(ctx, tx, id, now); err != nil {
+			if err := forgetBelief(ctx, tx, id, now); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// forgetEpisode is Forget of one episode inside tx (an import that brings
+// its tombstone forgets it the same way).
+func forgetEpisode(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	// The captures first: they name the episode.
+	if _, err := tx.ExecContext(ctx, "DELETE FROM captures WHERE episode_id = ?", id); err != nil {
+		return fmt.Errorf("store: forget the captures of %s: %w", id, err)
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM episodes WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("store: forget %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("episode %s: %w", id, ErrNotFound)
+	}
+	if err := forgetHistory(ctx, tx, id, now); err != nil {
+		return err
+	}
+	if err := forgetQuarantine(ctx, tx, QuarantineEpisode, id); err != nil {
+		return err
+	}
+	return forgetEvidence(ctx, tx, id, now)
+}
+
+// forgetBelief is Forget of one belief inside tx.
+func forgetBelief(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, "DELETE FROM beliefs WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("store: forget %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("belief %s: %w", id, ErrNotFound)
+	}
+	if err := unlink(ctx, tx, id); err != nil {
+		return err
+	}
+	if err := forgetReview(ctx, tx, id); err != nil {
+		return err
+	}
+	if err := forgetQuarantine(ctx, tx, QuarantineBelief, id); err != nil {
+		return err
+	}
+	return forgetHistory(ctx, tx, id, now)
 }
 
 // Scrub makes deleted text leave the database's files. A delete only marks
