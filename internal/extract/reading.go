@@ -85,15 +85,16 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 	} else {
 		rd = m.Read(text, nil)
 	}
-	if len(r.sigs) > 0 && m.Replace && !r.bare && rd.Statement() >= m.Add && !stated(r) {
-		// The rules read only a decision or a one-off request here; the
-		// model reads a lasting statement.
-		r.sigs = nil
-	}
 	if slices.ContainsFunc(r.sigs, func(s episode.Signal) bool {
 		return s.Kind == episode.SignalSwitch || s.Kind == episode.SignalCorrection
 	}) {
-		return // a correction: what it says and where are the rules' (package consolidate)
+		sc.corrects = true
+	}
+	if sc.corrects {
+		// A correction, and what follows it in the same text ("stop using
+		// bun; switch to node"): what it says and where are the rules'
+		// (package consolidate acts on it at once).
+		return
 	}
 	if len(r.sigs) > 0 {
 		if rd.P[reading.None] >= m.Drop {
@@ -131,16 +132,9 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 // it reads: what the user states as lasting.
 var readKinds = map[string]bool{episode.SignalPreference: true, episode.SignalAvoid: true, episode.SignalFact: true}
 
-// stated reports whether the rules read any of r's signals as stated:
-// not a decision, not a bare request.
-func stated(r *sentenceResult) bool {
-	for _, s := range r.sigs {
-		if s.Kind != episode.SignalDecision && !r.requests[signalKey(s)] {
-			return true
-		}
-	}
-	return false
-}
+// momentWords say a fact holds for the moment only.
+var momentWords = setOf("failing", "fails", "failed", "broken", "down", "red", "flaky", "crashing", "crashes", "erroring",
+	"stuck", "hanging", "timing", "missing")
 
 // derive makes a signal of a sentence the model reads as a statement:
 // the kind, scope and polarity the model gives; what it is about (and a
@@ -159,7 +153,7 @@ func derive(m *reading.Model, st *sentence, rd reading.Reading) (sig episode.Sig
 	switch kind {
 	case reading.Fact:
 		val := m.Span(text, kind, reading.SpanValue)
-		if val == "" || slices.ContainsFunc(st.toks, func(t token) bool { return stateWord(t.w) }) {
+		if val == "" || slices.ContainsFunc(strings.Fields(val), stateWord) || slices.ContainsFunc(st.toks, func(t token) bool { return momentWords[t.w] }) {
 			// no value, or a state of the moment ("the tests are
 			// failing on CI", "the build is broken")
 			return episode.Signal{}, nil, false

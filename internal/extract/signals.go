@@ -442,6 +442,8 @@ type scanner struct {
 	vec   func(string) []float32 // the sentence vector model reads, when it reads one
 	// vectors counts the sentence vectors taken (see maxVectors).
 	vectors int
+	// corrects: a sentence of the text so far corrects (see readSentence).
+	corrects bool
 }
 
 // add appends s unless an equal signal is already there; an equal one

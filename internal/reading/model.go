@@ -50,9 +50,6 @@ type Model struct {
 	// Fitted so that 98% of the validation split's statements pass.
 	Gate     float64
 	Fallback *Model
-	// Replace: a sentence the rules read only a decision or a one-off
-	// request in is read by the model instead, when it reads a statement.
-	Replace bool
 }
 
 // width is the length of a weight row.
@@ -129,8 +126,8 @@ const magic = "engram-reading 1"
 // same bytes.
 func (m *Model) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s\nname %s\nvecdim %d\nbuckets %d\ncues %s\ndrop %s\nadd %s\nscope %s\nreplace %t\ngate %s\n", magic, m.Name, m.VecDim, Buckets,
-		strings.Join(cueNames, ","), ftoa(m.Drop), ftoa(m.Add), ftoa(m.Scope), m.Replace, ftoa(m.Gate))
+	fmt.Fprintf(bw, "%s\nname %s\nvecdim %d\nbuckets %d\ncues %s\ndrop %s\nadd %s\nscope %s\ngate %s\n", magic, m.Name, m.VecDim, Buckets,
+		strings.Join(cueNames, ","), ftoa(m.Drop), ftoa(m.Add), ftoa(m.Scope), ftoa(m.Gate))
 	row := func(name string, ws []float32) {
 		for i, v := range ws {
 			if v != 0 {
@@ -205,8 +202,6 @@ func Parse(r io.Reader) (*Model, error) {
 			m.Scope, err = strconv.ParseFloat(f[1], 64)
 		case "gate":
 			m.Gate, err = strconv.ParseFloat(f[1], 64)
-		case "replace":
-			m.Replace, err = strconv.ParseBool(f[1])
 		default:
 			row := rows[f[0]]
 			if row == nil || len(f) != 3 {

@@ -25,8 +25,8 @@ func TestWriteParse(t *testing.T) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatal("a model written, parsed and written again differs")
 	}
-	if p.Drop != m.Drop || p.Add != m.Add || p.Scope != m.Scope || p.Replace != m.Replace {
-		t.Fatalf("settings %v/%v/%v/%v, want %v/%v/%v/%v", p.Drop, p.Add, p.Scope, p.Replace, m.Drop, m.Add, m.Scope, m.Replace)
+	if p.Drop != m.Drop || p.Add != m.Add || p.Scope != m.Scope || p.Gate != m.Gate {
+		t.Fatalf("settings %v/%v/%v/%v, want %v/%v/%v/%v", p.Drop, p.Add, p.Scope, p.Gate, m.Drop, m.Add, m.Scope, m.Gate)
 	}
 }
 

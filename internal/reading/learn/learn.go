@@ -55,7 +55,7 @@ func Build(items []corpus.Item, name string, vec func(string) []float32, lexical
 		m.Fallback = lexical
 		m.Gate = gate(lexical, Examples(splits[corpus.Val]))
 	}
-	fitThresholds(m, vec, splits[corpus.Val], log)
+	fitThresholds(m, vec, splits[corpus.Train], splits[corpus.Val], log)
 	report(log, m, vec, splits[corpus.Val])
 	return m, nil
 }
@@ -274,29 +274,42 @@ func fbeta(p, r float64) float64 {
 // items: the ones whose extractor has the best F-beta (beta 0.5) for
 // "yields the right belief" (corpus.EvaluateMeaning). The search runs from the most
 // cautious settings down, and a tie keeps the more cautious.
-func fitThresholds(m *reading.Model, vec func(string) []float32, val []corpus.Item, log io.Writer) {
+func fitThresholds(m *reading.Model, vec func(string) []float32, train, val []corpus.Item, log io.Writer) {
 	type setting struct {
 		add, drop, scope float64
-		replace          bool
 	}
 	var grid []setting
 	for _, add := range []float64{2, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5} {
 		for _, drop := range []float64{2, 0.95, 0.9, 0.8} {
 			for _, scope := range []float64{1, 0.4, 0.3, 0.2, 0} {
-				for _, replace := range []bool{false, true} {
-					grid = append(grid, setting{add, drop, scope, replace})
-				}
+				grid = append(grid, setting{add, drop, scope})
 			}
 		}
 	}
+	// The rule scan's unit sentences (train split) bound the choice: a
+	// setting may not make more of those labelled none yield a belief than
+	// the rules alone, nor lose a belief the rules alone get right.
+	var unit []corpus.Item
+	for _, it := range train {
+		if strings.HasPrefix(it.Source, "tune/unit-") {
+			unit = append(unit, it)
+		}
+	}
+	ctx := context.Background()
+	base, err := corpus.EvaluateMeaning(ctx, extract.NewReading(nil, nil), unit)
+	if err != nil {
+		return
+	}
 	bestF := -1.0
 	for _, g := range grid {
-		if g.add > 1 && g.replace {
-			continue // nothing to replace with
-		}
 		c := *m
-		c.Add, c.Drop, c.Scope, c.Replace = g.add, g.drop, g.scope, g.replace
-		r, err := corpus.EvaluateMeaning(context.Background(), extract.NewReading(&c, vec), val)
+		c.Add, c.Drop, c.Scope = g.add, g.drop, g.scope
+		if u, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), unit); err != nil ||
+			u.NoneClaimed > base.NoneClaimed || u.All.TP < base.All.TP {
+			fmt.Fprintf(log, "%+v: off bounds on the unit sentences\n", g)
+			continue
+		}
+		r, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), val)
 		if err != nil {
 			continue
 		}
@@ -305,7 +318,7 @@ func fitThresholds(m *reading.Model, vec func(string) []float32, val []corpus.It
 		fmt.Fprintf(log, "%+v: precision %.3f recall %.3f F0.5 %.4f\n", g, p, rc, f)
 		if f > bestF+1e-9 {
 			bestF = f
-			m.Add, m.Drop, m.Scope, m.Replace = g.add, g.drop, g.scope, g.replace
+			m.Add, m.Drop, m.Scope = g.add, g.drop, g.scope
 		}
 	}
 }
