@@ -31,7 +31,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "node_modules/@anthropic-ai/claude-code-linux-x64/claude", "the claude binary")
-	dir := flag.String("dir", "internal/extract/testdata/corpus", "directory of tune.txt and heldout.txt")
+	dir := flag.String("dir", "internal/extract/testdata/speech", "directory of tune.txt and heldout.txt")
 	batch := flag.Int("batch", 8, "captures per call (ENGRAM_CLAUDE_BATCH)")
 	flag.Parse()
 	if err := run(*bin, *dir, *batch); err != nil {

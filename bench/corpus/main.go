@@ -1,8 +1,13 @@
 // Command corpus measures the local extractor and judge against the
-// labelled statement corpus: precision and recall per kind of belief, for
-// the tuning part and the held-out part.
+// labelled speech corpus: precision and recall per kind of belief for
+// each split (train, val, test; split by source), with the rules alone
+// and with the learned reading, and by source group.
 //
-//	go run ./bench/corpus [-dir internal/extract/testdata/corpus] [-misses tune|heldout]
+//	go run ./bench/corpus [-dir internal/extract/testdata/speech] [-strict] [-misses train|val|test] [-group G]
+//
+// A claim counts when it means the label (corpus.MeansLabel: kind,
+// polarity, scope and the fact's value right, about the label's thing);
+// -strict asks for the label's own subject words (corpus.Evaluate).
 package main
 
 import (
@@ -10,34 +15,89 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/engram-memory/engram/internal/corpus"
 	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/reading"
+	"github.com/engram-memory/engram/internal/reading/learn/vectors"
 )
 
 func main() {
-	dir := flag.String("dir", "internal/extract/testdata/corpus", "directory of tune.txt and heldout.txt")
-	misses := flag.String("misses", "", "list the utterances where claims and labels differ, for this part (tune or heldout)")
+	dir := flag.String("dir", "internal/extract/testdata/speech", "the speech corpus directory")
+	misses := flag.String("misses", "", "list the utterances where claims and labels differ, for this split (with the reading)")
+	group := flag.String("group", "", "only the sources of this group (e.g. written, sessions' entirecontext)")
+	strict := flag.Bool("strict", false, "count a claim only with the label's own subject words")
+	groups := flag.Bool("groups", false, "also report each source group of each split")
+	test := flag.Bool("test", false, "also report the test split (kept out of all tuning: look at it last)")
+	model := flag.String("minilm", "", "the published MiniLM model directory: also measure the reading with sentence vectors")
 	flag.Parse()
-	if *misses != "" && *misses != "tune" && *misses != "heldout" {
-		fmt.Fprintf(os.Stderr, "corpus: -misses %q: want tune or heldout\n", *misses)
+	type variant struct {
+		label string
+		x     extract.Extractor
+	}
+	variants := []variant{
+		{"rules alone", extract.NewReading(nil, nil)},
+		{"with the lexical reading", extract.NewLocal()},
+	}
+	if *model != "" {
+		vec, done, err := vectors.Open(*model)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "corpus:", err)
+			os.Exit(1)
+		}
+		defer done()
+		variants = append(variants, variant{"with the MiniLM reading", extract.NewReading(reading.MiniLM(), vec)})
+	}
+	if *misses != "" && !slices.Contains([]string{corpus.Train, corpus.Val, corpus.Test}, *misses) {
+		fmt.Fprintf(os.Stderr, "corpus: -misses %q: want train, val or test\n", *misses)
 		os.Exit(2)
 	}
-	for _, part := range []string{"tune", "heldout"} {
-		items, err := corpus.Load(filepath.Join(*dir, part+".txt"))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "corpus:", err)
-			os.Exit(1)
+	items, err := corpus.LoadDir(*dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpus:", err)
+		os.Exit(1)
+	}
+	if *group != "" {
+		items = slices.DeleteFunc(items, func(it corpus.Item) bool { return !strings.HasPrefix(it.Source, *group+"/") })
+	}
+	eval := corpus.EvaluateMeaning
+	if *strict {
+		eval = corpus.Evaluate
+	}
+	splits := corpus.Splits(items)
+	names := []string{corpus.Train, corpus.Val}
+	if *test {
+		names = append(names, corpus.Test)
+	}
+	for _, name := range names {
+		part := splits[name]
+		sets := map[string][]corpus.Item{name: part}
+		keys := []string{name}
+		if *groups {
+			for _, it := range part {
+				g, _, _ := strings.Cut(it.Source, "/")
+				k := name + " " + g
+				if sets[k] == nil {
+					keys = append(keys, k)
+				}
+				sets[k] = append(sets[k], it)
+			}
+			slices.Sort(keys[1:])
 		}
-		r, err := corpus.Evaluate(context.Background(), extract.NewLocal(), items)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "corpus:", err)
-			os.Exit(1)
-		}
-		corpus.Report(os.Stdout, part, r)
-		if *misses == part {
-			corpus.WriteMisses(os.Stdout, r)
+		for _, k := range keys {
+			for i, v := range variants {
+				r, err := eval(context.Background(), v.x, sets[k])
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "corpus:", err)
+					os.Exit(1)
+				}
+				corpus.Report(os.Stdout, k+", "+v.label, r)
+				if *misses == name && k == name && i == len(variants)-1 {
+					corpus.WriteMisses(os.Stdout, r)
+				}
+			}
 		}
 	}
 }

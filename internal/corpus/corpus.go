@@ -1,6 +1,6 @@
 // Package corpus measures how well the local extractor and judge turn what
 // people say in coding sessions into beliefs, against a labelled corpus of
-// short user utterances (internal/extract/testdata/corpus). Each utterance
+// short user utterances (internal/extract/testdata/speech). Each utterance
 // is extracted as a one-message exchange from the user, its signals are
 // reduced to the claims the local judge would make (consolidate.Claims),
 // and those are compared with the labels: kind, subject, polarity and
@@ -34,10 +34,12 @@ type Label struct {
 	Global   bool     // scope g
 	Subjects []string // alternatives, normalised by Norm
 	Values   []string // a fact's value alternatives, normalised
+	Belief   string   // the belief as it should read ("Never put emoji in commit messages."), or ""
 }
 
 // Item is one labelled utterance.
 type Item struct {
+	Source string // "GROUP/ID" from the last @source line, or ""
 	Line   int
 	Text   string
 	Labels []Label // empty: the utterance yields no belief
@@ -58,17 +60,25 @@ func Parse(r io.Reader, name string) ([]Item, error) {
 	var out []Item
 	sc := bufio.NewScanner(r)
 	n := 0
+	source := ""
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		if src, ok := strings.CutPrefix(line, "@source "); ok {
+			source = strings.TrimSpace(src)
+			if g, id, ok := strings.Cut(source, "/"); !ok || g == "" || id == "" || strings.ContainsAny(source, " \t") {
+				return nil, fmt.Errorf("%s:%d: source %q is not GROUP/ID", name, n, source)
+			}
+			continue
+		}
 		text, labels, ok := strings.Cut(line, " => ")
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: no \" => \" in %q", name, n, line)
 		}
-		it := Item{Line: n, Text: strings.TrimSpace(text)}
+		it := Item{Source: source, Line: n, Text: strings.TrimSpace(text)}
 		if labels = strings.TrimSpace(labels); labels != "none" {
 			for _, l := range strings.Split(labels, " ; ") {
 				lb, err := parseLabel(l)
@@ -84,11 +94,12 @@ func Parse(r io.Reader, name string) ([]Item, error) {
 }
 
 func parseLabel(s string) (Label, error) {
+	s, belief, _ := strings.Cut(s, " :: ")
 	f := strings.SplitN(strings.TrimSpace(s), " ", 4)
 	if len(f) != 4 {
 		return Label{}, fmt.Errorf("label %q: want KIND POLARITY SCOPE SUBJECT", s)
 	}
-	var l Label
+	l := Label{Belief: strings.TrimSpace(belief)}
 	switch f[0] {
 	case consolidate.ClaimPreference, consolidate.ClaimFact, consolidate.ClaimCorrection:
 		l.Kind = f[0]
@@ -111,7 +122,7 @@ func parseLabel(s string) (Label, error) {
 		return Label{}, fmt.Errorf("label %q: scope %q is not g or p", s, f[2])
 	}
 	subj := f[3]
-	if l.Kind == consolidate.ClaimFact {
+	if l.Kind == consolidate.ClaimFact || l.Kind == consolidate.ClaimCorrection && strings.Contains(subj, "=") {
 		name, val, ok := strings.Cut(subj, "=")
 		if !ok {
 			return Label{}, fmt.Errorf("label %q: a fact is NAME=VALUE", s)
@@ -231,6 +242,17 @@ type Result struct {
 // positive in the kind it was claimed as; a label not met counts as a
 // false negative in its kind.
 func Evaluate(ctx context.Context, x extract.Extractor, items []Item) (Result, error) {
+	return evaluate(ctx, x, items, matches)
+}
+
+// EvaluateMeaning is Evaluate with the looser match of MeansLabel: the
+// claim is about the same thing as the label, not necessarily in the
+// label's words.
+func EvaluateMeaning(ctx context.Context, x extract.Extractor, items []Item) (Result, error) {
+	return evaluate(ctx, x, items, MeansLabel)
+}
+
+func evaluate(ctx context.Context, x extract.Extractor, items []Item, matches func(Label, consolidate.Claim) bool) (Result, error) {
 	r := Result{Items: len(items), ByKind: map[string]Counts{}}
 	for _, it := range items {
 		claims, err := Claims(ctx, x, it.Text)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/lexicon"
+	"github.com/engram-memory/engram/internal/reading"
 )
 
 // Local is the default extractor: deterministic heuristics, no network,
@@ -45,10 +46,14 @@ import (
 //     written (an empty tool round-trip, or nothing at all); or the user
 //     said nothing, no tool ran and the reply is one short line (the
 //     client's "No response requested." after a local command).
-type Local struct{}
+type Local struct {
+	model *reading.Model         // the learned reading of sentences; nil: rules alone (see reading.go)
+	vec   func(string) []float32 // a sentence's vector, for a model that reads one
+}
 
-// NewLocal returns the local extractor.
-func NewLocal() *Local { return &Local{} }
+// NewLocal returns the local extractor, with the committed lexical
+// reading.
+func NewLocal() *Local { return &Local{model: reading.Lexical()} }
 
 // Name implements Extractor.
 func (*Local) Name() string { return "local" }
@@ -57,7 +62,7 @@ func (*Local) Name() string { return "local" }
 const maxSummary = 300
 
 // Extract implements Extractor. It fails only when ctx is done.
-func (*Local) Extract(ctx context.Context, in Input) (Draft, error) {
+func (l *Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	if err := ctx.Err(); err != nil {
 		return Draft{}, err
 	}
@@ -71,7 +76,7 @@ func (*Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	}
 	x := survey(blocks)
 
-	var sc scanner
+	sc := scanner{model: l.model, vec: l.vec}
 	for _, t := range x.own {
 		sc.scanUser(t)
 	}
@@ -130,7 +135,7 @@ func StatedSignals(in Input) []episode.Signal {
 	if len(blocks) == 0 {
 		blocks = parseContent(in.Content)
 	}
-	var sc scanner
+	sc := scanner{model: reading.Lexical()}
 	for _, t := range survey(blocks).own {
 		sc.scanUser(t)
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/reading"
 )
 
 // The signal scan finds preferences, avoidances, switches, corrections,
@@ -51,7 +52,7 @@ import (
 // Stated: every signal found in the user's own text, decisions aside, is
 // Stated; such a signal becomes a belief at once (package consolidate).
 //
-// The labelled corpus in testdata/corpus measures all this (package
+// The labelled corpus in testdata/speech measures all this (package
 // corpus, `go run ./bench/corpus`).
 
 // maxSignals bounds the signals of one exchange.
@@ -436,7 +437,13 @@ func matchElems(elems []pelem, ei int, toks []token, ti int, m *match) (int, boo
 
 // scanner collects the signals of one exchange.
 type scanner struct {
-	sigs []episode.Signal
+	sigs  []episode.Signal
+	model *reading.Model         // nil: the rules alone
+	vec   func(string) []float32 // the sentence vector model reads, when it reads one
+	// vectors counts the sentence vectors taken (see maxVectors).
+	vectors int
+	// corrects: a sentence of the text so far corrects (see readSentence).
+	corrects bool
 }
 
 // add appends s unless an equal signal is already there; an equal one
@@ -472,6 +479,7 @@ func (sc *scanner) scanUser(text string) {
 			continue
 		}
 		r := scanSentence(&st, false)
+		sc.readSentence(&st, &r)
 		if r.bare && k+1 < len(sents) {
 			// "No." / "Wrong file." says what is right in the next
 			// sentence: one correction for both.

@@ -14,6 +14,7 @@ import (
 	"github.com/engram-memory/engram/internal/embed/remote"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/llm"
+	"github.com/engram-memory/engram/internal/reading"
 )
 
 // NewComponents picks the extractor and embedder the configuration asks
@@ -64,6 +65,14 @@ func NewComponents(ctx context.Context, cfg config.Config, log *slog.Logger) (Co
 	if m != nil {
 		c.Embedder = minilm.Documents{Model: m}
 		c.Close = func() { m.Close() }
+		// The local extractor reads sentences with their vectors too.
+		reader := extract.NewReading(reading.MiniLM(), func(s string) []float32 { return m.EmbedText(s, reading.VecTokens) })
+		if c.Extractor == extract.Extractor(local) {
+			c.Extractor = reader
+		}
+		if c.Fallback == extract.Extractor(local) {
+			c.Fallback = reader
+		}
 	}
 	return c, nil
 }

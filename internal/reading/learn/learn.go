@@ -1,0 +1,370 @@
+// Package learn fits engram's learned reading (package reading) to the
+// labelled speech corpus: the model on the train split, its decision
+// settings on the validation split. The test split is never read here.
+// Command ../train writes what it fits; the tests check that the
+// committed model files are what it fits from the committed corpus.
+package learn
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/engram-memory/engram/internal/consolidate"
+	"github.com/engram-memory/engram/internal/corpus"
+	"github.com/engram-memory/engram/internal/embed/minilm"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/lexicon"
+	"github.com/engram-memory/engram/internal/reading"
+)
+
+// Log is where Build reports: standard output when verbose, nowhere
+// otherwise.
+func Log(verbose bool) io.Writer {
+	if verbose {
+		return os.Stdout
+	}
+	return io.Discard
+}
+
+// Build trains a model from the corpus items: on the train split, its
+// thresholds on the validation split. vec, when not nil, gives each
+// sentence's vector (a MiniLM model), and lexical is then the model that
+// reads first and keeps the sentences it reads as no statement (the
+// gate is fitted here).
+func Build(items []corpus.Item, name string, vec func(string) []float32, lexical *reading.Model, log io.Writer) (*reading.Model, error) {
+	splits := corpus.Splits(items)
+	ex := Examples(splits[corpus.Train])
+	if len(ex) == 0 {
+		return nil, fmt.Errorf("no training sentences")
+	}
+	dim := 0
+	if vec != nil {
+		dim = minilm.Dim
+		for i := range ex {
+			ex[i].Vec = vec(ex[i].Text)
+		}
+	}
+	m := reading.Train(name, dim, ex, reading.Options{})
+	reading.TrainSpans(m, SpanExamples(splits[corpus.Train]), reading.Options{})
+	if vec != nil {
+		m.Fallback = lexical
+		m.Gate = gate(lexical, Examples(splits[corpus.Val]))
+	}
+	fitThresholds(m, vec, splits[corpus.Train], splits[corpus.Val], log)
+	report(log, m, vec, splits[corpus.Val])
+	return m, nil
+}
+
+// gateRecall is the share of the validation split's statements the gate
+// must let through to the sentence vectors.
+const gateRecall = 0.98
+
+// gate is the highest lexical statement probability that lets gateRecall
+// of the examples' statements through, rounded down to 0.01.
+func gate(lexical *reading.Model, ex []reading.Example) float64 {
+	var scores []float64
+	for _, e := range ex {
+		if e.Kind != reading.None {
+			scores = append(scores, lexical.Read(e.Text, nil).Statement())
+		}
+	}
+	if len(scores) == 0 {
+		return 0
+	}
+	slices.Sort(scores)
+	t := scores[int(float64(len(scores))*(1-gateRecall))]
+	return math.Floor(t*100) / 100
+}
+
+// Examples turns labelled utterances into labelled sentences.
+func Examples(items []corpus.Item) []reading.Example {
+	var out []reading.Example
+	for _, it := range items {
+		sents := extract.Sentences(it.Text)
+		if len(sents) == 0 {
+			continue
+		}
+		ex := make([]reading.Example, len(sents))
+		for i, s := range sents {
+			ex[i] = reading.Example{Text: s, Kind: reading.None, Global: -1, Positive: -1}
+		}
+		for _, l := range it.Labels {
+			i := sentenceOf(sents, l)
+			e := &ex[i]
+			k := kindOf(l.Kind)
+			if e.Kind == reading.None || k > e.Kind {
+				e.Kind = k
+			}
+			if e.Global < 0 {
+				e.Global = b2i(l.Global)
+				e.Positive = b2i(l.Polarity > 0)
+			}
+		}
+		out = append(out, ex...)
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func kindOf(k string) int {
+	switch k {
+	case consolidate.ClaimFact:
+		return reading.Fact
+	case consolidate.ClaimCorrection:
+		return reading.Corr
+	}
+	return reading.Pref
+}
+
+// SpanExamples gives the span taggers their examples: each labelled
+// sentence, per kind, with the words of its labels' subjects (a fact's
+// names) and values marked, where the text holds them word for word.
+func SpanExamples(items []corpus.Item) []reading.SpanExample {
+	var out []reading.SpanExample
+	for _, it := range items {
+		sents := extract.Sentences(it.Text)
+		if len(sents) == 0 {
+			continue
+		}
+		byKey := map[[2]int]*reading.SpanExample{}
+		var keys [][2]int
+		for _, l := range it.Labels {
+			i := sentenceOf(sents, l)
+			k := kindOf(l.Kind)
+			key := [2]int{i, k}
+			e := byKey[key]
+			if e == nil {
+				e = &reading.SpanExample{Words: reading.Tokens(sents[i]), Kind: k}
+				byKey[key] = e
+				keys = append(keys, key)
+			}
+			mark := func(tag int, alts []string) {
+				for _, a := range alts {
+					if in := locate(e.Words, a); in != nil {
+						if e.In[tag] == nil {
+							e.In[tag] = make([]bool, len(e.Words))
+						}
+						for j, b := range in {
+							e.In[tag][j] = e.In[tag][j] || b
+						}
+						return
+					}
+				}
+			}
+			switch {
+			case k == reading.Corr && l.Polarity < 0:
+				// what a correction retires
+				mark(reading.SpanValue, append(l.Values, l.Subjects...))
+			case k == reading.Corr:
+				// what it installs
+				mark(reading.SpanSubject, append(l.Values, l.Subjects...))
+			default:
+				mark(reading.SpanSubject, l.Subjects)
+				if len(l.Values) > 0 {
+					mark(reading.SpanValue, l.Values)
+				}
+			}
+		}
+		for _, k := range keys {
+			out = append(out, *byKey[k])
+		}
+	}
+	return out
+}
+
+// locate marks the words of ws that spell alt (a normalised label
+// phrase) in a row, comparing word by word as corpus.Norm folds them; nil
+// when they are not there.
+func locate(ts []reading.Token, alt string) []bool {
+	ws := make([]string, len(ts))
+	for i, t := range ts {
+		ws[i] = t.W
+	}
+	want := strings.Fields(alt)
+	if len(want) == 0 {
+		return nil
+	}
+	var pieces []string
+	var owner []int
+	for i, w := range ws {
+		for _, p := range strings.Fields(corpus.Norm(w)) {
+			pieces = append(pieces, p)
+			owner = append(owner, i)
+		}
+	}
+	for a := 0; a+len(want) <= len(pieces); a++ {
+		ok := true
+		for j, w := range want {
+			if pieces[a+j] != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			in := make([]bool, len(ws))
+			for j := range want {
+				in[owner[a+j]] = true
+			}
+			return in
+		}
+	}
+	return nil
+}
+
+// sentenceOf is the sentence that names the label's subject or value:
+// all of its content words; the first sentence when none does.
+func sentenceOf(sents []string, l corpus.Label) int {
+	if len(sents) == 1 {
+		return 0
+	}
+	for i, s := range sents {
+		words := strings.Fields(corpus.Norm(s))
+		for _, alt := range append(append([]string{}, l.Subjects...), l.Values...) {
+			ok, any := true, false
+			for _, w := range strings.Fields(alt) {
+				if lexicon.IsFunctionWord(w) {
+					continue
+				}
+				any = true
+				if !contains(words, w) {
+					ok = false
+					break
+				}
+			}
+			if ok && any {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+func contains(ws []string, w string) bool {
+	for _, x := range ws {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// beta weighs precision over recall in the settings' choice: a wrong
+// belief in the memory file costs more than a missed one.
+const beta = 0.5
+
+func fbeta(p, r float64) float64 {
+	if p+r == 0 {
+		return 0
+	}
+	return (1 + beta*beta) * p * r / (beta*beta*p + r)
+}
+
+// fitThresholds chooses the model's decision settings on the validation
+// items: the ones whose extractor has the best F-beta (beta 0.5) for
+// "yields the right belief" (corpus.EvaluateMeaning). The search runs from the most
+// cautious settings down, and a tie keeps the more cautious.
+func fitThresholds(m *reading.Model, vec func(string) []float32, train, val []corpus.Item, log io.Writer) {
+	type setting struct {
+		add, drop, scope float64
+	}
+	var grid []setting
+	for _, add := range []float64{2, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5} {
+		for _, drop := range []float64{2, 0.95, 0.9, 0.8} {
+			for _, scope := range []float64{1, 0.4, 0.3, 0.2, 0} {
+				grid = append(grid, setting{add, drop, scope})
+			}
+		}
+	}
+	// The rule scan's unit sentences (train split) bound the choice: a
+	// setting may not make more of those labelled none yield a belief than
+	// the rules alone, nor lose a belief the rules alone get right.
+	var unit []corpus.Item
+	for _, it := range train {
+		if strings.HasPrefix(it.Source, "tune/unit-") {
+			unit = append(unit, it)
+		}
+	}
+	ctx := context.Background()
+	base, err := corpus.EvaluateMeaning(ctx, extract.NewReading(nil, nil), unit)
+	if err != nil {
+		return
+	}
+	bestF := -1.0
+	for _, g := range grid {
+		c := *m
+		c.Add, c.Drop, c.Scope = g.add, g.drop, g.scope
+		if u, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), unit); err != nil ||
+			u.NoneClaimed > base.NoneClaimed || u.All.TP < base.All.TP {
+			fmt.Fprintf(log, "%+v: off bounds on the unit sentences\n", g)
+			continue
+		}
+		r, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), val)
+		if err != nil {
+			continue
+		}
+		p, rc := r.All.Precision(), r.All.Recall()
+		f := fbeta(p, rc)
+		fmt.Fprintf(log, "%+v: precision %.3f recall %.3f F0.5 %.4f\n", g, p, rc, f)
+		if f > bestF+1e-9 {
+			bestF = f
+			m.Add, m.Drop, m.Scope = g.add, g.drop, g.scope
+		}
+	}
+}
+
+// report prints how the model reads the validation sentences on its own:
+// statement or not at its Add threshold, and, on the statements, kind,
+// scope and polarity.
+func report(log io.Writer, m *reading.Model, vec func(string) []float32, val []corpus.Item) {
+	ex := Examples(val)
+	var tp, fp, fn, kindOK, stmts, scopeOK, scopeN, polOK, polN int
+	for _, e := range ex {
+		var v []float32
+		if vec != nil {
+			v = vec(e.Text)
+		}
+		rd := m.Read(e.Text, v)
+		said := rd.Statement() >= min(m.Add, 1)
+		switch {
+		case said && e.Kind != reading.None:
+			tp++
+		case said:
+			fp++
+		case e.Kind != reading.None:
+			fn++
+		}
+		if e.Kind == reading.None {
+			continue
+		}
+		stmts++
+		if rd.Kind() == e.Kind {
+			kindOK++
+		}
+		if e.Global >= 0 {
+			scopeN++
+			if (rd.Global >= 0.5) == (e.Global == 1) {
+				scopeOK++
+			}
+		}
+		if e.Positive >= 0 {
+			polN++
+			if (rd.Positive >= 0.5) == (e.Positive == 1) {
+				polOK++
+			}
+		}
+	}
+	fmt.Fprintf(log, "%s on val sentences: statement precision %.3f recall %.3f (tp %d fp %d fn %d); kind %.3f of %d, scope %.3f, polarity %.3f\n",
+		m.Name, float64(tp)/float64(max(tp+fp, 1)), float64(tp)/float64(max(tp+fn, 1)), tp, fp, fn,
+		float64(kindOK)/float64(max(stmts, 1)), stmts, float64(scopeOK)/float64(max(scopeN, 1)), float64(polOK)/float64(max(polN, 1)))
+}
