@@ -60,10 +60,27 @@ const (
 // as the user typed it (not in the memory files or hook context that the
 // client attaches to the same message), with its scripted steps.
 type everydayModel struct {
+	// turns is set by the test while the stand-in server runs and read by
+	// its handlers: under tmu (the client process in between is no
+	// happens-before the race detector can see).
+	tmu   sync.Mutex
 	turns map[string][]anthropicstub.Reply
 
 	mu       sync.Mutex
 	problems []string
+}
+
+func (m *everydayModel) setTurns(t map[string][]anthropicstub.Reply) {
+	m.tmu.Lock()
+	m.turns = t
+	m.tmu.Unlock()
+}
+
+func (m *everydayModel) steps(prompt string) ([]anthropicstub.Reply, bool) {
+	m.tmu.Lock()
+	defer m.tmu.Unlock()
+	s, ok := m.turns[prompt]
+	return s, ok
 }
 
 // typed is the prompt of the current turn as the user typed it: a text
@@ -93,7 +110,7 @@ func (m *everydayModel) typed(r *anthropicstub.Request) (string, bool) {
 		if b.Type != "text" {
 			continue
 		}
-		if _, ok := m.turns[strings.TrimSpace(b.Text)]; ok {
+		if _, ok := m.steps(strings.TrimSpace(b.Text)); ok {
 			return strings.TrimSpace(b.Text), true
 		}
 	}
@@ -106,7 +123,7 @@ func (m *everydayModel) respond(r *anthropicstub.Request) anthropicstub.Reply {
 		m.problem("request #%d: no known prompt in %q", r.Seq, clipLine(r.Prompt()))
 		return anthropicstub.Text("OK.")
 	}
-	steps := m.turns[prompt]
+	steps, _ := m.steps(prompt)
 	step := r.ToolRounds()
 	if step >= len(steps) {
 		m.problem("request #%d: prompt %q has %d steps, client asked for step %d", r.Seq, prompt, len(steps), step+1)
@@ -303,7 +320,7 @@ func TestEverydayStatementsWithRealClient(t *testing.T) {
 		return anthropicstub.Call("Read", map[string]string{"file_path": path})
 	}
 	text := anthropicstub.Text
-	model.turns = map[string][]anthropicstub.Reply{
+	model.setTurns(map[string][]anthropicstub.Reply{
 		everydayG1Look: {read(filepath.Join(goProj, "parser", "parser_test.go")),
 			text("TestParseDuration compares the result with the bare number 90, which is 90ns, not 90 seconds.")},
 		everydayG1Fix: {read(filepath.Join(goProj, "parser", "parser_test.go")),
@@ -328,7 +345,7 @@ func TestEverydayStatementsWithRealClient(t *testing.T) {
 		everydayNeedSQL:    {text("Here is the upsert for sessions.")},
 		everydayNeedLint:   {text("Run the linter first.")},
 		everydayNeedTSTest: {text("Here is a test for slugify.")},
-	}
+	})
 
 	// The store exists, as after installation: the cycle that matters is
 	// the one after the sessions.
@@ -343,7 +360,8 @@ func TestEverydayStatementsWithRealClient(t *testing.T) {
 				t.Fatalf("--resume %s continued as session %s", id, res.SessionID)
 			}
 			id = res.SessionID
-			if last := model.turns[p][len(model.turns[p])-1].Text; !strings.Contains(res.Result, last) {
+			steps, _ := model.steps(p)
+			if last := steps[len(steps)-1].Text; !strings.Contains(res.Result, last) {
 				t.Fatalf("prompt %q: client result %q, want %q", p, res.Result, last)
 			}
 		}
