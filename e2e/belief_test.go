@@ -22,7 +22,7 @@ var beliefPrompts = []string{
 
 const (
 	beliefQuestion = "Should the cleanup script use bun?"
-	beliefBite     = "[Belief (0.91): User prefers bun.]"
+	beliefBite     = "[Belief (0.91): I prefer bun for my scripts.]"
 	replyBelief    = "Going by your recorded preference: bun."
 	replyNoBelief  = "No preference recorded; either works."
 )
@@ -66,13 +66,13 @@ func TestBeliefWithRealClient(t *testing.T) {
 		bs := readBeliefs(t, e)
 		var bun *belief.Belief
 		for j := range bs {
-			if bs[j].Statement == "User prefers bun." {
+			if bs[j].Subject == "bun" && bs[j].Predicate == "prefers" {
 				bun = &bs[j]
 			}
 		}
 		if wantAlpha := float64(1 + 3*(i+1)); bun == nil || bun.Status != belief.StatusActive || bun.Alpha != wantAlpha ||
 			bun.Beta != 1 || len(bun.Supporting) != i+1 {
-			t.Fatalf("after %d sessions: beliefs %s, want \"User prefers bun.\" with α=%v β=1\nepisodes:\n%s", i+1,
+			t.Fatalf("after %d sessions: beliefs %s, want one that bun is preferred, with α=%v β=1\nepisodes:\n%s", i+1,
 				describeBeliefs(bs), wantAlpha, describeEpisodes(readEpisodes(t, e)))
 		}
 		t.Logf("beliefs: %s", describeBeliefs(bs))

@@ -220,13 +220,6 @@ func hasWordGo(l string) bool {
 // when it fails, quoting what MEMORY.md said; it passes when the product
 // does what it checks. Empty when every check passes.
 var everydayKnownGaps = map[string]string{
-	// "I like table-driven tests in Go": the belief is "User prefers
-	// table-driven tests."; "in Go" survives only in the quoted words.
-	"TestEverydayStatementsWithRealClient/1_table_driven/statement_keeps_in_Go": "the belief's statement drops \"in Go\"",
-	// "never put emoji in commit messages": the belief is "User avoids
-	// emoji."; "commit messages" survives only in the quoted words, and a
-	// belief bite shows the statement alone.
-	"TestEverydayStatementsWithRealClient/2_no_emoji_in_commits/statement_keeps_commit_messages": "the belief's statement drops \"commit messages\"",
 	// "We're on Postgres 16, so feel free to use MERGE": no belief; the
 	// episode is an event whose summary leaves the sentence out.
 	"TestEverydayStatementsWithRealClient/3_postgres_16/in_memory":        "no belief is formed from the Postgres 16 sentence",
@@ -237,12 +230,6 @@ var everydayKnownGaps = map[string]string{
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/in_memory":        "no belief is formed from the Jest / pnpm test sentence",
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/where":            "no belief is formed from the Jest / pnpm test sentence",
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/in_later_request": "no belief is formed from the Jest / pnpm test sentence",
-	// "add a lint target to the Makefile, in this repo we run
-	// golangci-lint before every commit": the belief is "Project ledger-go
-	// prefers Makefile.", read from the task; golangci-lint is only in the
-	// quoted words.
-	"TestEverydayStatementsWithRealClient/5_golangci_lint/statement_names_golangci_lint": "the belief is about the Makefile of the task, not golangci-lint",
-	"TestEverydayStatementsWithRealClient/5_golangci_lint/statement_keeps_before_commit": "the belief is about the Makefile of the task, not golangci-lint",
 }
 
 // TestEverydayStatementsWithRealClient: five everyday statements a

@@ -141,12 +141,12 @@ func TestRecallWithRealClient(t *testing.T) {
 		t.Errorf("session 2: engram's injected context lacks its header %q:\n%s", recallHeader, found.Text)
 	}
 	// The fact arrives as a memory bite labelled with its project:
-	// "[Memory · just now · project proj] …".
+	// "[Memory · just now · project proj] …" (and may arrive as a belief
+	// in the user's words as well).
 	var bite string
 	for _, line := range strings.Split(found.Text, "\n") {
-		if strings.Contains(line, factApp) {
+		if strings.Contains(line, factApp) && (bite == "" || strings.HasPrefix(line, "[Memory · ")) {
 			bite = line
-			break
 		}
 	}
 	label, _, _ := strings.Cut(bite, "] ")

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/corpus"
 	"github.com/engram-memory/engram/internal/extract"
 	"github.com/engram-memory/engram/internal/reading"
@@ -32,6 +33,7 @@ func main() {
 	groups := flag.Bool("groups", false, "also report each source group of each split")
 	test := flag.Bool("test", false, "also report the test split (kept out of all tuning: look at it last)")
 	model := flag.String("minilm", "", "the published MiniLM model directory: also measure the reading with sentence vectors")
+	phrasing := flag.Bool("phrasing", false, "also measure how the beliefs read against the labels' belief texts (the user's clause against the rendered statement)")
 	flag.Parse()
 	type variant struct {
 		label string
@@ -94,10 +96,39 @@ func main() {
 					os.Exit(1)
 				}
 				corpus.Report(os.Stdout, k+", "+v.label, r)
+				if *phrasing && k == name {
+					reportPhrasing(k+", "+v.label, v.x, sets[k])
+				}
 				if *misses == name && k == name && i == len(variants)-1 {
 					corpus.WriteMisses(os.Stdout, r)
 				}
 			}
 		}
+	}
+}
+
+// reportPhrasing prints how the beliefs read: as the user's clause
+// (Claim.Statement) and as rendered from subject and predicate.
+func reportPhrasing(name string, x extract.Extractor, items []corpus.Item) {
+	rendered := func(c consolidate.Claim) string {
+		pred, ctxt := consolidate.PredPrefers, ""
+		switch {
+		case c.Kind == consolidate.ClaimFact:
+			pred, ctxt = consolidate.PredIs, c.Value
+		case c.Polarity < 0:
+			pred = consolidate.PredAvoids
+		}
+		return consolidate.Render("global", "", c.Subject, pred, ctxt)
+	}
+	for _, v := range []struct {
+		label string
+		f     func(consolidate.Claim) string
+	}{{"rendered", rendered}, {"in the user's words", nil}} {
+		p, err := corpus.EvaluatePhrasing(context.Background(), x, items, v.f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "corpus:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("  phrasing %s, beliefs %s: %d met, word precision %.3f recall %.3f F1 %.3f\n", name, v.label, p.N, p.Precision, p.Recall, p.F1())
 	}
 }

@@ -534,6 +534,9 @@ type Claim struct {
 	Polarity int    // +1 / -1 (a fact is +1)
 	Value    string // a fact's value
 	Global   bool
+	// Statement is how a stated belief of it reads: the user's clause
+	// (Phrase), or rendered when there is none.
+	Statement string
 }
 
 // Claims returns the beliefs e's signals would yield, one per (kind,
@@ -553,15 +556,23 @@ func Claims(e *episode.Episode) []Claim {
 			continue
 		}
 		k := Claim{Kind: ClaimPreference, Subject: c.subject, Polarity: c.polarity, Global: s.Global}
+		pred, ctxt := PredPrefers, ""
 		switch {
 		case c.class == classFact:
 			k.Kind, k.Value = ClaimFact, c.object
+			pred, ctxt = PredIs, c.object
 		case corr:
 			k.Kind = ClaimCorrection
 		}
-		if !slices.Contains(out, k) {
-			out = append(out, k)
+		if c.class != classFact && c.polarity < 0 {
+			pred = PredAvoids
 		}
+		if slices.ContainsFunc(out, func(o Claim) bool { o.Statement = ""; return o == k }) {
+			continue
+		}
+		display := asWritten(s.Text, c.subject)
+		k.Statement = cmp.Or(saidOf(s, c, display), Render(episode.ScopeGlobal, "", cmp.Or(display, c.subject), pred, ctxt))
+		out = append(out, k)
 	}
 	return out
 }

@@ -41,9 +41,9 @@ func TestLifecycleScenario(t *testing.T) {
 		"I prefer pytest plugins for every project",
 		"maybe the flaky test comes from the cache, not sure yet",
 		"I'll send the migration plan on Friday.")
-	fixtures := w.expect("User prefers pytest fixtures.", belief.StatusActive, 4, 1)
-	markers := w.expect("User prefers pytest markers.", belief.StatusActive, 4, 1)
-	plugins := w.expect("User prefers pytest plugins.", belief.StatusActive, 4, 1)
+	fixtures := w.expect("User prefers pytest fixture.", belief.StatusActive, 4, 1)
+	markers := w.expect("User prefers pytest marker.", belief.StatusActive, 4, 1)
+	plugins := w.expect("User prefers pytest plugin.", belief.StatusActive, 4, 1)
 	for _, b := range []*belief.Belief{fixtures, markers, plugins} {
 		if b.Kind != episode.KindPreference {
 			t.Errorf("%s: kind %q, want preference", b.Statement, b.Kind)
@@ -166,7 +166,7 @@ func TestLifecycleScenario(t *testing.T) {
 	if strings.Join(actions, " ") != strings.Join(want, " ") {
 		t.Fatalf("history %v, want %v:\n%s", actions, want, out.String())
 	}
-	for _, s := range []string{"formed", "stated by the user", `statement: "User prefers pytest fixtures."`,
+	for _, s := range []string{"formed", "stated by the user", `statement: "I prefer pytest fixtures, always use them."`,
 		"reinforced", "confidence: 0.8 → 0.875", "contradicted", "revised", "corrected by the user", `status: "active" → "revised"`} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("history lacks %q:\n%s", s, out.String())

@@ -49,6 +49,9 @@ type statedClaim struct {
 	// hyphens ("movies with excessive CGI"): the statement reads as they
 	// said it, while the claim stays normalised for matching.
 	display string
+	// said is the clause of the user's sentence the belief reads as
+	// (Phrase), or "" when it is rendered.
+	said string
 }
 
 // statedOf returns the claims e states, the switches it states (from →
@@ -73,6 +76,7 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 			continue
 		}
 		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: asWritten(s.Text, c.subject)}
+		sc.said = saidOf(s, c, sc.display)
 		if !slices.ContainsFunc(claims, func(o statedClaim) bool { return o.c == sc.c && o.global == sc.global }) {
 			claims = append(claims, sc)
 		}
@@ -334,7 +338,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			// Denied: the statement is evidence of it, not a new belief.
 			s.weigh(d, e, Supports)
 		} else if !supported {
-			nb := s.createStated(ctx, e, sc.c, sc.display, scope, project, path)
+			nb := s.createStated(ctx, e, sc.c, sc.display, sc.said, scope, project, path)
 			for _, old := range retired {
 				nb.ParentID = old.ID
 				old.Children = append(old.Children, nb.ID)
@@ -367,7 +371,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			}
 			nc := claim{subject: bc.subject, class: classFact, polarity: 1, object: sw[1]}
 			if sw[1] != "" && s.deniedClaim(nc, partKey(b.Scope, b.ProjectPath)) == nil {
-				nb := s.createStated(ctx, e, nc, nc.subject, b.Scope, b.Project, b.ProjectPath)
+				nb := s.createStated(ctx, e, nc, nc.subject, "", b.Scope, b.Project, b.ProjectPath)
 				if !frozen {
 					nb.ParentID = b.ID
 					b.Children = append(b.Children, nb.ID)
@@ -559,8 +563,22 @@ func mentions(text, term string) bool {
 	}
 }
 
-// createStated makes a belief from one stated claim.
-func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, display, scope, project, path string) *belief.Belief {
+// saidOf is the clause of signal s a belief of claim c reads as: the one
+// that holds what it is about as the user wrote it (display), or for a
+// fact its value ("" when neither is in the sentence).
+func saidOf(s episode.Signal, c claim, display string) string {
+	if p := Phrase(s.Text, display); p != "" {
+		return p
+	}
+	if c.class == classFact && c.object != "" {
+		return Phrase(s.Text, asWritten(s.Text, c.object))
+	}
+	return ""
+}
+
+// createStated makes a belief from one stated claim, reading as the
+// user's clause said when there is one.
+func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, display, said, scope, project, path string) *belief.Belief {
 	pred, ctxt := PredPrefers, ""
 	switch {
 	case c.class == classFact:
@@ -571,7 +589,7 @@ func (s *cycle) createStated(ctx context.Context, e *episode.Episode, c claim, d
 	w := float64(belief.StatedWeight)
 	b := &belief.Belief{
 		ID: store.NewID("bl_"), Subject: c.subject, Predicate: pred, Context: ctxt, Timeframe: belief.TimeCurrent,
-		Statement: Render(scope, project, cmp.Or(display, c.subject), pred, ctxt),
+		Statement: cmp.Or(said, Render(scope, project, cmp.Or(display, c.subject), pred, ctxt)),
 		Alpha:     1 + w, Beta: 1, Scope: scope, Project: project, ProjectPath: path,
 		Supporting: []string{e.ID}, Status: belief.StatusActive, EvidenceCount: belief.StatedWeight, Stability: 1,
 		CreatedAt: s.now, UpdatedAt: s.now, LastReinforcedAt: s.now,

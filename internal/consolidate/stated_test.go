@@ -61,7 +61,9 @@ func (w *statedWorld) day(d int, turns ...string) consolidate.Stats {
 }
 
 // find returns the belief with this statement (the newest when several),
-// or nil.
+// or nil. A stated belief reads in the user's words; the statement the
+// local judge renders of its subject, predicate and context ("User
+// prefers bun.", "In project tools, database is postgres.") names it too.
 func (w *statedWorld) find(statement string) *belief.Belief {
 	w.t.Helper()
 	all, err := w.db.ListBeliefs(w.ctx, store.BeliefFilter{})
@@ -70,8 +72,9 @@ func (w *statedWorld) find(statement string) *belief.Belief {
 	}
 	var out *belief.Belief
 	for i := range all {
-		if all[i].Statement == statement {
-			out = &all[i]
+		b := &all[i]
+		if b.Statement == statement || consolidate.Render(b.Scope, b.Project, b.Subject, b.Predicate, b.Context) == statement {
+			out = b
 		}
 	}
 	return out
@@ -107,7 +110,7 @@ func TestStatedScenario(t *testing.T) {
 	w := newStatedWorld(t)
 	w.day(1, "I prefer bun for my scripts, please use it to run this one", "I prefer tabs for indentation in my own code")
 	w.expect("User prefers bun.", belief.StatusActive, 4, 1)
-	w.expect("User prefers tabs.", belief.StatusActive, 4, 1)
+	w.expect("User prefers tab.", belief.StatusActive, 4, 1)
 	if b := w.find("User prefers bun."); b.EvidenceCount != belief.StatedWeight || len(b.Supporting) != 1 {
 		t.Fatalf("one statement: evidence %d, supporting %v; want %d and one episode", b.EvidenceCount, b.Supporting, belief.StatedWeight)
 	}
@@ -115,7 +118,7 @@ func TestStatedScenario(t *testing.T) {
 	w.day(3, "I prefer bun when running the seed script as well", "I prefer tabs over spaces in every file I write")
 	w.day(4, "Use bun for the seed script too, I prefer it")
 	bun := w.expect("User prefers bun.", belief.StatusActive, 13, 1)
-	w.expect("User prefers tabs.", belief.StatusActive, 10, 1)
+	w.expect("User prefers tab.", belief.StatusActive, 10, 1)
 	w.expect("User avoids node.", belief.StatusActive, 4, 1)
 
 	// One switch away is enough.
@@ -124,7 +127,7 @@ func TestStatedScenario(t *testing.T) {
 		t.Errorf("day 5: %d revised, want the bun preference revised at once", st.Revised)
 	}
 	old := w.expect("User prefers bun.", belief.StatusRevised, 13, 4)
-	if len(old.Revisions) != 1 || old.Revisions[0].OldStatement != "User prefers bun." {
+	if len(old.Revisions) != 1 || old.Revisions[0].OldStatement != "I prefer bun for my scripts." {
 		t.Errorf("revision history %+v, want the correction recorded", old.Revisions)
 	}
 	nb := w.expect("Project tools avoids bun.", belief.StatusActive, 4, 1)
@@ -187,7 +190,7 @@ func TestStatedScopeAndParaphrases(t *testing.T) {
 	w.day(2, "please use table-driven tests for everything in Go, I prefer them")
 	w.day(3, "reminder: table-driven tests are what I prefer, no testify")
 	w.day(4, "in Go projects I prefer table-driven tests, as always")
-	w.expect("User prefers table-driven tests.", belief.StatusActive, 13, 1)
+	w.expect("User prefers table-driven test.", belief.StatusActive, 13, 1)
 	w.expect("User avoids testify.", belief.StatusActive, 7, 1)
 	w.day(5, "should we add emoji to commit messages?", "maybe we should try pnpm?", "this service deploys to Fly.io")
 	w.expect("In project tools, deploy target is fly.io.", belief.StatusActive, 4, 1)
@@ -203,8 +206,8 @@ func TestStatedScopeAndParaphrases(t *testing.T) {
 	}
 	// The correction of the fifth session replaces the preference.
 	w.day(6, "we dropped table-driven tests, use plain subtests now")
-	w.expect("User prefers table-driven tests.", belief.StatusRevised, 13, 4)
-	w.expect("Project tools prefers plain subtests.", belief.StatusActive, 4, 1)
+	w.expect("User prefers table-driven test.", belief.StatusRevised, 13, 4)
+	w.expect("Project tools prefers plain subtest.", belief.StatusActive, 4, 1)
 }
 
 func mustList(t *testing.T, db *store.DB) []belief.Belief {
@@ -410,10 +413,10 @@ func TestNoBeliefOfNoThing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range all {
-		if b.Statement != "User prefers Go." && b.Statement != "User avoids Python." {
+		if b.Subject != "go" && b.Subject != "python" {
 			w.dump()
 			t.Fatalf("belief %q formed", b.Statement)
 		}
 	}
-	w.expect("User prefers Go.", belief.StatusActive, 4, 1)
+	w.expect("User prefers go.", belief.StatusActive, 4, 1)
 }

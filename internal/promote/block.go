@@ -326,7 +326,9 @@ func renderBeliefs(active, former []string, nl string) string {
 	if len(active) > 0 {
 		b.WriteString(headingBeliefs + nl + nl)
 		for _, l := range active {
-			b.WriteString(l + nl)
+			if l != "" { // shown by another belief's bullet
+				b.WriteString(l + nl)
+			}
 		}
 		b.WriteString(nl)
 	}

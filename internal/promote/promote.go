@@ -512,9 +512,16 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		return cmp.Or(b.b.DemotedAt.Compare(a.b.DemotedAt), cmp.Compare(b.b.PromotedConfidence, a.b.PromotedConfidence),
 			cmp.Compare(a.b.ID, b.b.ID))
 	})
+	// Two beliefs of one clause ("I prefer tabs over spaces in
+	// Makefiles": tabs, and no spaces) read the same: one bullet shows both.
 	activeLines := make([]string, len(active))
+	shown := make(map[string]bool, len(active))
 	for i, b := range active {
-		activeLines[i] = activeBullet(b, label)
+		k := strings.ToLower(strings.TrimRight(b.Statement, ". "))
+		if !shown[k] {
+			activeLines[i] = activeBullet(b, label)
+		}
+		shown[k] = true
 	}
 	formerLines := make([]string, len(formers))
 	for i, f := range formers {
@@ -621,7 +628,8 @@ func saidIn(b store.PromotionBelief) string {
 	}
 	said = oneLine(said, saidMax)
 	said = strings.ReplaceAll(said, `"`, "'")
-	if strings.EqualFold(strings.TrimRight(said, ". "), strings.TrimRight(b.Statement, ". ")) || !recall.Restates(b.Statement, said) {
+	// A statement in the user's own words (their clause) needs no quote.
+	if strings.Contains(strings.ToLower(said), strings.ToLower(strings.TrimRight(b.Statement, ". "))) || !recall.Restates(b.Statement, said) {
 		return ""
 	}
 	return said
