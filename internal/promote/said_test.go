@@ -113,3 +113,26 @@ func TestOnePlacePerStatement(t *testing.T) {
 		}
 	}
 }
+
+// TestOneBulletPerClause: two beliefs that read as the same clause of the
+// user's ("I prefer Go over Python for CLIs": Go, and not Python) show as
+// one bullet, with no quote of words the statement already is.
+func TestOneBulletPerClause(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tg := &target{path: "/m/MEMORY.md", kind: kindGlobal}
+	cur := map[string]string{}
+	said := "User: ok, I prefer Go over Python for CLIs, thanks\n\nAssistant: Noted."
+	for _, id := range []string{"bl_go", "bl_py"} {
+		b := store.PromotionBelief{ID: id, Statement: "I prefer Go over Python for CLIs.", Status: belief.StatusActive,
+			Alpha: 4, Beta: 1, EvidenceCount: 3, Level: store.LevelLongTerm, CreatedAt: now.Add(-time.Hour),
+			FirstEvidence: said, FirstEvidenceType: "preference"}
+		tg.beliefs = append(tg.beliefs, b)
+		cur[id] = tg.path
+	}
+	p := planBeliefs(tg, cur, map[string]string{}, now, false, func(string) bool { return true }, "\n")
+	got := bullets(p.block, headingBeliefs)
+	want := "- I prefer Go over Python for CLIs. (confidence: 0.80, evidence: 3)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("bullets %q, want only %q", got, want)
+	}
+}
