@@ -6,7 +6,10 @@ package belief
 
 import (
 	"math"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Statuses of a belief.
@@ -135,4 +138,24 @@ func NextStability(stability float64, lastAccess, now time.Time) float64 {
 func DestabilizationThreshold(evidence int, created, now time.Time) float64 {
 	age := math.Max(0, now.Sub(created).Hours()/24)
 	return 0.3 * math.Log(1+float64(max(evidence, 0))) * math.Log(1+age)
+}
+
+// Plain is what a belief reads as from its structured fields alone ("User
+// prefers pnpm.", "Database is postgres.", "User is on macOS."): its
+// statement once the words it was stated in are forgotten.
+func Plain(subject, predicate, context string) string {
+	var s string
+	switch {
+	case predicate == "is" && subject == "user":
+		s = "user " + context
+	case predicate == "is":
+		s = subject + " is " + context
+	case subject == "":
+		s = "user " + predicate
+	default:
+		s = "user " + predicate + " " + subject
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:] + "."
 }

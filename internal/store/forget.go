@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/engram-memory/engram/internal/belief"
 )
 
 // Forget deletes episodes, with every capture they were made from, and
@@ -17,13 +19,15 @@ import (
 func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error {
 	now := time.Now()
 	return db.write(ctx, func(tx *sql.Tx) error {
-		for _, id := range episodeIDs {
-			if err := forgetEpisode(ctx, tx, id, now); err != nil {
+		// The beliefs first: an episode's forgetting may forget a belief
+		// that reads in its words.
+		for _, id := range beliefIDs {
+			if err := forgetBelief(ctx, tx, id, now); err != nil {
 				return err
 			}
 		}
-		for _, id := range beliefIDs {
-			if err := forgetBelief(ctx, tx, id, now); err != nil {
+		for _, id := range episodeIDs {
+			if err := forgetEpisode(ctx, tx, id, now); err != nil {
 				return err
 			}
 		}
@@ -34,6 +38,12 @@ func (db *DB) Forget(ctx context.Context, episodeIDs, beliefIDs []string) error 
 // forgetEpisode is Forget of one episode inside tx (an import that brings
 // its tombstone forgets it the same way).
 func forgetEpisode(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	// Its words, for the beliefs that read in them (forgetEvidence).
+	var said string
+	if err := tx.QueryRowContext(ctx, "SELECT summary || char(10) || context FROM episodes WHERE id = ?", id).Scan(&said); err != nil &&
+		err != sql.ErrNoRows {
+		return fmt.Errorf("store: forget %s: %w", id, err)
+	}
 	// The captures first: they name the episode.
 	if _, err := tx.ExecContext(ctx, "DELETE FROM captures WHERE episode_id = ?", id); err != nil {
 		return fmt.Errorf("store: forget the captures of %s: %w", id, err)
@@ -51,7 +61,7 @@ func forgetEpisode(ctx context.Context, tx *sql.Tx, id string, now time.Time) er
 	if err := forgetQuarantine(ctx, tx, QuarantineEpisode, id); err != nil {
 		return err
 	}
-	return forgetEvidence(ctx, tx, id, now)
+	return forgetEvidence(ctx, tx, id, said, now)
 }
 
 // forgetBelief is Forget of one belief inside tx.
@@ -112,23 +122,29 @@ func (db *DB) Scrub(ctx context.Context) error {
 // it: its id leaves the evidence lists, a revision whose reason quotes it
 // keeps the change but not the words, and an active belief whose only
 // support it was is retired (archived), with a history row that holds no
-// text: nothing the user said is left to hold it up.
-func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID string, at time.Time) error {
+// text: nothing the user said is left to hold it up. A belief that reads
+// in the episode's words (said: its summary and context; a stated belief
+// reads as the user's clause) loses them: forgotten with the episode when
+// nothing else supports it, else it reads as its fields say
+// (belief.Plain), and so do its revisions' old statements.
+func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID, said string, at time.Time) error {
 	pattern := "%" + episodeID + "%"
-	rows, err := tx.QueryContext(ctx, `SELECT id, status, supporting_episodes, contradicting_episodes, partial_episodes, revision_history
+	rows, err := tx.QueryContext(ctx, `SELECT id, status, statement, subject, predicate, context,
+		supporting_episodes, contradicting_episodes, partial_episodes, revision_history
 		FROM beliefs WHERE supporting_episodes LIKE ? OR contradicting_episodes LIKE ? OR partial_episodes LIKE ? OR revision_history LIKE ?`,
 		pattern, pattern, pattern, pattern)
 	if err != nil {
 		return fmt.Errorf("store: beliefs that name %s: %w", episodeID, err)
 	}
 	type row struct {
-		id, status          string
-		sup, con, par, revs string
+		id, status                  string
+		statement, subj, pred, bctx string
+		sup, con, par, revs         string
 	}
 	var found []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.id, &r.status, &r.sup, &r.con, &r.par, &r.revs); err != nil {
+		if err := rows.Scan(&r.id, &r.status, &r.statement, &r.subj, &r.pred, &r.bctx, &r.sup, &r.con, &r.par, &r.revs); err != nil {
 			rows.Close()
 			return err
 		}
@@ -151,21 +167,46 @@ func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID string, at time.T
 		}
 		had := len(sup)
 		sup, con, par = without(sup, episodeID), without(con, episodeID), without(par, episodeID)
+		plain := belief.Plain(r.subj, r.pred, r.bctx)
 		for _, rev := range revs {
 			if reason, _ := rev["reason"].(string); strings.Contains(reason, episodeID) {
 				rev["reason"] = "corrected by the user (that exchange was forgotten)"
 			}
+			if old, _ := rev["old_statement"].(string); quotes(said, old) {
+				rev["old_statement"] = plain
+			}
+		}
+		worded := quotes(said, r.statement)
+		if worded && had > 0 && len(sup) == 0 {
+			// Its words and its only support were the user's: nothing of
+			// it is left to keep.
+			if err := forgetBelief(ctx, tx, r.id, at); err != nil {
+				return err
+			}
+			continue
 		}
 		retire := r.status == "active" && had > 0 && len(sup) == 0
 		enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 		q := `UPDATE beliefs SET supporting_episodes = ?, contradicting_episodes = ?, partial_episodes = ?, revision_history = ?`
 		args := []any{enc(nonNil(sup)), enc(nonNil(con)), enc(nonNil(par)), enc(revs)}
+		if worded {
+			q += ", statement = ?"
+			args = append(args, plain)
+		}
 		if retire {
-			q += ", status = 'archived', updated_at = ?"
+			q += ", status = 'archived'"
+		}
+		if retire || worded {
+			q += ", updated_at = ?"
 			args = append(args, ms(at))
 		}
 		if _, err := tx.ExecContext(ctx, q+" WHERE id = ?", append(args, r.id)...); err != nil {
 			return fmt.Errorf("store: belief %s: %w", r.id, err)
+		}
+		if worded {
+			if err := rewordHistory(ctx, tx, r.id, said, plain); err != nil {
+				return err
+			}
 		}
 		if retire {
 			if err := insertEvent(ctx, tx, Event{At: at, MemoryID: r.id, Action: ActionArchived, Cause: "forget",
@@ -185,4 +226,64 @@ func without(ids []string, id string) []string {
 		}
 	}
 	return out
+}
+
+// quotes reports whether statement is words of text: the clause a stated
+// belief reads as, found in the exchange it was said in (case and spacing
+// aside, its closing stop too).
+func quotes(text, statement string) bool {
+	st := strings.Join(strings.Fields(strings.ToLower(strings.TrimRight(statement, ".!? "))), " ")
+	if len(strings.Fields(st)) < 2 || text == "" {
+		return false
+	}
+	return strings.Contains(strings.Join(strings.Fields(strings.ToLower(text)), " "), st)
+}
+
+// rewordHistory replaces, in the history of belief id, every value that is
+// words of the forgotten text said with plain.
+func rewordHistory(ctx context.Context, tx *sql.Tx, id, said, plain string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT seq, before, after FROM history WHERE memory_id = ?", id)
+	if err != nil {
+		return fmt.Errorf("store: the history of %s: %w", id, err)
+	}
+	type row struct {
+		seq           int64
+		before, after string
+	}
+	var found []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.seq, &r.before, &r.after); err != nil {
+			rows.Close()
+			return err
+		}
+		found = append(found, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range found {
+		changed := false
+		vals := [2]map[string]any{}
+		for i, raw := range []string{r.before, r.after} {
+			if err := json.Unmarshal([]byte(raw), &vals[i]); err != nil {
+				return fmt.Errorf("store: the history of %s: %w", id, err)
+			}
+			for k, v := range vals[i] {
+				if t, ok := v.(string); ok && quotes(said, t) {
+					vals[i][k], changed = plain, true
+				}
+			}
+		}
+		if !changed {
+			continue
+		}
+		b, _ := json.Marshal(vals[0])
+		a, _ := json.Marshal(vals[1])
+		if _, err := tx.ExecContext(ctx, "UPDATE history SET before = ?, after = ? WHERE seq = ?", string(b), string(a), r.seq); err != nil {
+			return fmt.Errorf("store: the history of %s: %w", id, err)
+		}
+	}
+	return nil
 }

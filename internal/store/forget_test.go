@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -163,14 +164,31 @@ func TestForgetEvidence(t *testing.T) {
 		return belief.Belief{ID: id, Statement: "User prefers pnpm.", Subject: "pnpm", Alpha: 4, Beta: 1, Scope: episode.ScopeGlobal,
 			Status: status, EvidenceCount: 3, Stability: 1, Supporting: sup, Revisions: revs, CreatedAt: now, UpdatedAt: now}
 	}
+	worded := func(id, statement string, sup []string, revs []belief.Revision) belief.Belief {
+		x := b(id, sup, revs, belief.StatusActive)
+		x.Statement, x.Predicate = statement, "prefers"
+		return x
+	}
 	err := db.Import(ctx, []episode.Episode{mk(only, "I always use pnpm"), mk(other, "pnpm again"), mk(corr, "we moved off "+secret+" to Render")},
 		[]belief.Belief{
 			b("bl_00000000bbb1", []string{only}, nil, belief.StatusActive),
 			b("bl_00000000bbb2", []string{only, other}, nil, belief.StatusActive),
 			b("bl_00000000bbb3", []string{other}, []belief.Revision{{Timestamp: now, OldStatement: "Deploy target is fly.io.",
 				Reason: fmt.Sprintf("corrected by the user in %s: %q", corr, "we moved off "+secret+" to Render")}}, belief.StatusRevised),
+			// Beliefs that read in the user's words.
+			worded("bl_00000000bbb4", "I always use pnpm.", []string{only}, nil),
+			worded("bl_00000000bbb5", "I always use pnpm.", []string{only, other}, nil),
+			worded("bl_00000000bbb6", "We moved off "+secret+" to Render.", []string{corr, other},
+				[]belief.Revision{{Timestamp: now, OldStatement: "We moved off " + secret + " to Render.", Reason: "split"}}),
 		})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The history of a belief in the user's words holds them too.
+	if err := db.write(ctx, func(tx *sql.Tx) error {
+		return insertEvent(ctx, tx, Event{At: now, MemoryID: "bl_00000000bbb5", Action: ActionFormed, Cause: only,
+			After: map[string]any{"statement": "I always use pnpm.", "status": "active"}})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Forget(ctx, []string{only, corr}, nil); err != nil {
@@ -197,6 +215,27 @@ func TestForgetEvidence(t *testing.T) {
 	if len(got.Revisions) != 1 || strings.Contains(got.Revisions[0].Reason, secret) || got.Revisions[0].OldStatement == "" {
 		t.Errorf("revision after forget: %+v", got.Revisions)
 	}
+	// A belief in the forgotten words: gone when nothing else held it up,
+	// else it reads as its fields say, its revisions too.
+	var gone belief.Belief
+	if err := db.Beliefs(ctx, func(tx *BeliefTx) error {
+		var err error
+		gone, err = tx.Get("bl_00000000bbb4")
+		return err
+	}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("belief in the words of its only, forgotten, evidence: %v %+v, want it forgotten", err, gone)
+	}
+	if got := get("bl_00000000bbb5"); got.Statement != "User prefers pnpm." || got.Status != belief.StatusActive {
+		t.Errorf("belief in forgotten words with other evidence: %q %s, want \"User prefers pnpm.\" active", got.Statement, got.Status)
+	}
+	if got := get("bl_00000000bbb6"); got.Statement != "User prefers pnpm." || len(got.Revisions) != 1 ||
+		got.Revisions[0].OldStatement != "User prefers pnpm." {
+		t.Errorf("belief and revision in forgotten words: %q %+v", got.Statement, got.Revisions)
+	}
+	if evs, err := db.History(ctx, "bl_00000000bbb5"); err != nil || !strings.Contains(fmt.Sprint(evs), "User prefers pnpm.") ||
+		strings.Contains(fmt.Sprint(evs), "always use pnpm") {
+		t.Errorf("history of the reworded belief: %+v %v", evs, err)
+	}
 	evs, err := db.History(ctx, "bl_00000000bbb1")
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +253,10 @@ func TestForgetEvidence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(data, []byte(secret)) {
-			t.Errorf("%s still holds %q", filepath.Base(name), secret)
+		for _, w := range []string{secret, "always use pnpm"} {
+			if bytes.Contains(data, []byte(w)) {
+				t.Errorf("%s still holds %q", filepath.Base(name), w)
+			}
 		}
 	}
 }
