@@ -49,6 +49,29 @@ import (
 type Local struct {
 	model *reading.Model         // the learned reading of sentences; nil: rules alone (see reading.go)
 	vec   func(string) []float32 // a sentence's vector, for a model that reads one
+	off   []bool                 // patterns left out, by index (WithoutRule)
+}
+
+// Rules lists the rule scan's patterns, in the order they are tried: the
+// kind of signal each makes and its pattern (see patternDefs).
+func Rules() []string {
+	out := make([]string, len(patternDefs))
+	for i, d := range patternDefs {
+		out[i] = d.kind + ": " + d.pat
+	}
+	return out
+}
+
+// WithoutRule returns a copy of the extractor that does not try the
+// pattern Rules()[i]: what a rule earns is measured by leaving it out.
+func (l *Local) WithoutRule(i int) *Local {
+	c := *l
+	c.off = make([]bool, len(patternDefs))
+	copy(c.off, l.off)
+	if i >= 0 && i < len(c.off) {
+		c.off[i] = true
+	}
+	return &c
 }
 
 // NewLocal returns the local extractor, with the committed lexical
@@ -76,7 +99,7 @@ func (l *Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	}
 	x := survey(blocks)
 
-	sc := scanner{model: l.model, vec: l.vec}
+	sc := scanner{model: l.model, vec: l.vec, off: l.off}
 	for _, t := range x.own {
 		sc.scanUser(t)
 	}

@@ -438,6 +438,7 @@ func matchElems(elems []pelem, ei int, toks []token, ti int, m *match) (int, boo
 // scanner collects the signals of one exchange.
 type scanner struct {
 	sigs  []episode.Signal
+	off   []bool                 // patterns left out (Local.WithoutRule)
 	model *reading.Model         // nil: the rules alone
 	vec   func(string) []float32 // the sentence vector model reads, when it reads one
 	// vectors counts the sentence vectors taken (see maxVectors).
@@ -478,6 +479,7 @@ func (sc *scanner) scanUser(text string) {
 		if !ok {
 			continue
 		}
+		st.off = sc.off
 		r := scanSentence(&st, false)
 		sc.readSentence(&st, &r)
 		if r.bare && k+1 < len(sents) {
@@ -485,6 +487,7 @@ func (sc *scanner) scanUser(text string) {
 			// sentence: one correction for both.
 			if next, ok := newSentence(m, text, sents[k+1]); ok {
 				k++
+				next.off = sc.off
 				nr := scanSentence(&next, false)
 				c := &r.sigs[0]
 				switch {
@@ -618,6 +621,7 @@ func (sc *scanner) scanAssistant(text string) {
 	m := prepare(text)
 	for _, span := range sentences(m) {
 		if st, ok := newSentence(m, text, span); ok {
+			st.off = sc.off
 			for _, s := range scanSentence(&st, true).sigs {
 				sc.add(s)
 			}
@@ -630,6 +634,7 @@ type sentence struct {
 	text string  // the whole original text
 	toks []token // its words
 	a, b int     // its byte range in text
+	off  []bool  // patterns left out, by index (Local.WithoutRule); nil: none
 }
 
 // newSentence tokenizes one sentence of the prepared text m; questions
@@ -768,7 +773,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 			last, lastAt = nil, -1
 			continue
 		}
-		got, ps, kinds := clauseSignals(ctoks, st.text, please, assistant)
+		got, ps, kinds := clauseSignals(ctoks, st.text, please, assistant, st.off)
 		request := kinds == 1<<emitPlease
 		if kinds == 1<<emitOnly && cl.conj != "" || kinds == 1<<emitInsteadBare && ci > 0 {
 			// "Python 3.7 with tkinter and internal modules only": the
@@ -1091,7 +1096,7 @@ func kindBit(kind string) uint8 {
 // is dropped in favour of the inner one ("always avoid X" is avoid X); a
 // decision adopts it ("we decided to stop using X" is a decision against
 // X).
-func clauseSignals(toks []token, text string, please, assistant bool) (sigs []episode.Signal, prims []primary, kinds uint64) {
+func clauseSignals(toks []token, text string, please, assistant bool, off []bool) (sigs []episode.Signal, prims []primary, kinds uint64) {
 	// Words are visited from the last to the first, so that the matches
 	// inside a slot are settled before the match around them.
 	var ms []match
@@ -1111,7 +1116,7 @@ func clauseSignals(toks []token, text string, please, assistant bool) (sigs []ep
 		for _, pi := range cands {
 			p := &patterns[pi]
 			b := kindBit(p.kind)
-			if done&b != 0 || assistant && !p.assistant || p.prev != nil && !p.prev[prev] || blockedBefore(toks, i) ||
+			if done&b != 0 || off != nil && off[pi] || assistant && !p.assistant || p.prev != nil && !p.prev[prev] || blockedBefore(toks, i) ||
 				prev == "to" && p.prev != nil && purposeTo(toks, i-1) {
 				continue
 			}
