@@ -115,20 +115,10 @@ func main() {
 // reportPhrasing prints how the beliefs read: as the user's clause
 // (Claim.Statement) and as rendered from subject and predicate.
 func reportPhrasing(name string, x extract.Extractor, items []corpus.Item) {
-	rendered := func(c consolidate.Claim) string {
-		pred, ctxt := consolidate.PredPrefers, ""
-		switch {
-		case c.Kind == consolidate.ClaimFact:
-			pred, ctxt = consolidate.PredIs, c.Value
-		case c.Polarity < 0:
-			pred = consolidate.PredAvoids
-		}
-		return consolidate.Render("global", "", c.Subject, pred, ctxt)
-	}
 	for _, v := range []struct {
 		label string
 		f     func(consolidate.Claim) string
-	}{{"rendered", rendered}, {"in the user's words", nil}} {
+	}{{"rendered", corpus.Rendered}, {"in the user's words", nil}} {
 		p, err := corpus.EvaluatePhrasing(context.Background(), x, items, v.f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "corpus:", err)

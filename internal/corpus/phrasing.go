@@ -90,3 +90,17 @@ func share(ws, set []string) float64 {
 	}
 	return float64(n) / float64(len(ws))
 }
+
+// Rendered is claim c's statement as the local judge renders a belief of
+// its subject and predicate ("User avoids emoji."), for comparison with
+// the user's words.
+func Rendered(c consolidate.Claim) string {
+	pred, ctxt := consolidate.PredPrefers, ""
+	switch {
+	case c.Kind == consolidate.ClaimFact:
+		pred, ctxt = consolidate.PredIs, c.Value
+	case c.Polarity < 0:
+		pred = consolidate.PredAvoids
+	}
+	return consolidate.Render("global", "", c.Subject, pred, ctxt)
+}

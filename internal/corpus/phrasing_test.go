@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/extract"
 )
 
@@ -18,16 +17,7 @@ func TestPhrasingValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rendered, err := EvaluatePhrasing(context.Background(), extract.NewLocal(), val, func(c consolidate.Claim) string {
-		pred, ctxt := consolidate.PredPrefers, ""
-		switch {
-		case c.Kind == consolidate.ClaimFact:
-			pred, ctxt = consolidate.PredIs, c.Value
-		case c.Polarity < 0:
-			pred = consolidate.PredAvoids
-		}
-		return consolidate.Render("global", "", c.Subject, pred, ctxt)
-	})
+	rendered, err := EvaluatePhrasing(context.Background(), extract.NewLocal(), val, Rendered)
 	if err != nil {
 		t.Fatal(err)
 	}
