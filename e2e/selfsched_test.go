@@ -104,8 +104,8 @@ func TestSelfScheduleWithRealClient(t *testing.T) {
 	for _, b := range bs {
 		statements = append(statements, b.Statement)
 	}
-	if !strings.Contains(strings.Join(statements, "\n"), "User prefers bun.") {
-		t.Errorf("beliefs %q, want \"User prefers bun.\"", statements)
+	if !strings.Contains(strings.Join(statements, "\n"), "I prefer bun for my scripts.") {
+		t.Errorf("beliefs %q, want \"I prefer bun for my scripts.\"", statements)
 	}
 	var memory []string
 	for _, f := range []string{filepath.Join(e.EngramHome, "MEMORY.md"),

@@ -76,7 +76,7 @@ func TestSharedProjectFactWithRealClient(t *testing.T) {
 	}
 	// The pulled belief is promoted into b's own checkout's MEMORY.md, and
 	// stays out of b's global one.
-	if got := readFileOr(filepath.Join(b.ClaudeDir, "projects", sanitizePath(b.Project), "memory", "MEMORY.md")); !strings.Contains(got, "fly.io") {
+	if got := readFileOr(filepath.Join(b.ClaudeDir, "projects", sanitizePath(b.Project), "memory", "MEMORY.md")); !strings.Contains(strings.ToLower(got), "fly.io") {
 		t.Errorf("b's project MEMORY.md lacks the shared belief:\n%s", got)
 	}
 	if got := readFileOr(filepath.Join(b.EngramHome, "MEMORY.md")); strings.Contains(strings.ToLower(got), "fly.io") {

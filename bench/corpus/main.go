@@ -43,6 +43,7 @@ func main() {
 	variants := []variant{
 		{"rules alone", extract.NewReading(nil, nil)},
 		{"with the lexical reading", extract.NewLocal()},
+		{"with the lexical reading, adding no statements", extract.NewLocal().WithAdd(false)},
 	}
 	if *model != "" {
 		vec, done, err := vectors.Open(*model)
@@ -51,7 +52,8 @@ func main() {
 			os.Exit(1)
 		}
 		defer done()
-		variants = append(variants, variant{"with the MiniLM reading", extract.NewReading(reading.MiniLM(), vec)})
+		variants = append(variants, variant{"with the MiniLM reading", extract.NewReading(reading.MiniLM(), vec)},
+			variant{"with the MiniLM reading, adding no statements", extract.NewReading(reading.MiniLM(), vec).WithAdd(false)})
 	}
 	if *misses != "" && !slices.Contains([]string{corpus.Train, corpus.Val, corpus.Test}, *misses) {
 		fmt.Fprintf(os.Stderr, "corpus: -misses %q: want train, val or test\n", *misses)

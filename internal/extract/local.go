@@ -50,6 +50,7 @@ type Local struct {
 	model *reading.Model         // the learned reading of sentences; nil: rules alone (see reading.go)
 	vec   func(string) []float32 // a sentence's vector, for a model that reads one
 	off   []bool                 // patterns left out, by index (WithoutRule)
+	add   bool                   // the model's reading alone makes statements (WithAdd)
 }
 
 // Rules lists the rule scan's patterns, in the order they are tried: the
@@ -76,7 +77,7 @@ func (l *Local) WithoutRule(i int) *Local {
 
 // NewLocal returns the local extractor, with the committed lexical
 // reading.
-func NewLocal() *Local { return &Local{model: reading.Lexical()} }
+func NewLocal() *Local { return &Local{model: reading.Lexical(), add: true} }
 
 // Name implements Extractor.
 func (*Local) Name() string { return "local" }
@@ -99,7 +100,7 @@ func (l *Local) Extract(ctx context.Context, in Input) (Draft, error) {
 	}
 	x := survey(blocks)
 
-	sc := scanner{model: l.model, vec: l.vec, off: l.off}
+	sc := scanner{model: l.model, vec: l.vec, off: l.off, adds: l.add}
 	for _, t := range x.own {
 		sc.scanUser(t)
 	}
@@ -158,7 +159,7 @@ func StatedSignals(in Input) []episode.Signal {
 	if len(blocks) == 0 {
 		blocks = parseContent(in.Content)
 	}
-	sc := scanner{model: reading.Lexical()}
+	sc := scanner{model: reading.Lexical(), adds: true}
 	for _, t := range survey(blocks).own {
 		sc.scanUser(t)
 	}

@@ -36,3 +36,27 @@ func TestWithoutRule(t *testing.T) {
 		}
 	}
 }
+
+// TestNoReadStatementInLongText: a sentence the reading alone takes for a
+// statement is one in a short message, and not among the many sentences
+// of a long one (pasted material, a prompt for another model).
+func TestNoReadStatementInLongText(t *testing.T) {
+	said := "I like table-driven tests in Go, please write them that way."
+	long := strings.Repeat("The parser reads the header first. ", 4) + said + " " + strings.Repeat("Then it reads the body. ", 3)
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"fix the failing test. " + said, []string{"preference:table-driven test:+G"}},
+		{long, nil},
+	} {
+		d, err := NewLocal().Extract(context.Background(), Input{Project: "p", ProjectPath: "/p", Content: "User: " + c.text,
+			Blocks: []Block{{Role: "user", Kind: "text", Text: c.text}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sigs(d.Signals); !slices.Equal(got, c.want) {
+			t.Errorf("Extract(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}

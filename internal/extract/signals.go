@@ -439,12 +439,16 @@ func matchElems(elems []pelem, ei int, toks []token, ti int, m *match) (int, boo
 type scanner struct {
 	sigs  []episode.Signal
 	off   []bool                 // patterns left out (Local.WithoutRule)
+	adds  bool                   // the reading alone makes statements (Local.WithAdd)
 	model *reading.Model         // nil: the rules alone
 	vec   func(string) []float32 // the sentence vector model reads, when it reads one
 	// vectors counts the sentence vectors taken (see maxVectors).
 	vectors int
 	// corrects: a sentence of the text so far corrects (see readSentence).
 	corrects bool
+	// long: the user text being scanned has more sentences than
+	// maxReadAddSentences (see readSentence).
+	long bool
 }
 
 // add appends s unless an equal signal is already there; an equal one
@@ -474,6 +478,7 @@ func (sc *scanner) scanUser(text string) {
 	text = blankTabbed(text)
 	m := prepare(text)
 	sents := sentences(m)
+	sc.long = len(sents) > maxReadAddSentences
 	for k := 0; k < len(sents); k++ {
 		st, ok := newSentence(m, text, sents[k])
 		if !ok {

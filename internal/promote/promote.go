@@ -495,11 +495,12 @@ func planBeliefs(t *target, cur, why map[string]string, now time.Time, label boo
 		return 0
 	}
 	// Among equals, what the user said in a short sentence of their own
-	// (a belief shown with their words) before what was drawn from a long
+	// (a belief shown with their words, quoted or as its very statement)
+	// before what was drawn from a long
 	// message, where a pasted prompt or a task's details may have said it.
 	said := make(map[string]int, len(active))
 	for _, b := range active {
-		if saidIn(b) != "" {
+		if w := userWords(b); w != "" && recall.Restates(b.Statement, w) {
 			said[b.ID] = 1
 		}
 	}
@@ -619,6 +620,18 @@ const saidMax = 200
 // short statement of theirs that says more than the statement itself (""
 // otherwise).
 func saidIn(b store.PromotionBelief) string {
+	said := userWords(b)
+	// A statement in the user's own words (their clause) needs no quote.
+	if said == "" || strings.Contains(strings.ToLower(said), strings.ToLower(strings.TrimRight(b.Statement, ". "))) ||
+		!recall.Restates(b.Statement, said) {
+		return ""
+	}
+	return said
+}
+
+// userWords is the user's sentence a belief was first stated in, when it
+// is a short statement of theirs ("" otherwise), as a bullet quotes it.
+func userWords(b store.PromotionBelief) string {
 	if b.FirstEvidence == "" || !recall.Stated(b.FirstEvidenceType, b.FirstEvidence) {
 		return ""
 	}
@@ -626,13 +639,7 @@ func saidIn(b store.PromotionBelief) string {
 	if said == "" || len(said) > saidMax {
 		return ""
 	}
-	said = oneLine(said, saidMax)
-	said = strings.ReplaceAll(said, `"`, "'")
-	// A statement in the user's own words (their clause) needs no quote.
-	if strings.Contains(strings.ToLower(said), strings.ToLower(strings.TrimRight(b.Statement, ". "))) || !recall.Restates(b.Statement, said) {
-		return ""
-	}
-	return said
+	return strings.ReplaceAll(oneLine(said, saidMax), `"`, "'")
 }
 
 // formerBullet renders

@@ -55,6 +55,10 @@ func TestSaidRanksFirstAmongEquals(t *testing.T) {
 			CreatedAt: now.Add(-time.Duration(100-i) * time.Hour)}
 		if i >= 6 {
 			b.FirstEvidence = fmt.Sprintf("User: I really dislike thing%02d in my projects.\n\nAssistant: Noted.", i)
+			if i%2 == 0 {
+				// in the user's words: shown without a quote, ranked the same
+				b.Statement = fmt.Sprintf("I really dislike thing%02d in my projects.", i)
+			}
 			b.FirstEvidenceType = "preference"
 			quoted = append(quoted, b.Statement)
 		} else {
