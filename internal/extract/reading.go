@@ -74,9 +74,9 @@ const maxVectors = 16
 // maxReadAddSentences: in a user text of more sentences than this (a
 // pasted article, a prompt written for another model, a long task), the
 // model's reading alone makes no statement; it still drops and scopes
-// what the rules read there. Statements said in passing sit in short
-// messages; long ones are mostly material (see the closing note of the
-// PrefEval measure in docs/architecture.md).
+// what the rules read there. On PrefEval's dev conversations (chat
+// with pasted articles and code), the model's own statements in long
+// texts were material almost without exception, and crowded MEMORY.md.
 const maxReadAddSentences = 6
 
 // readSentence applies the model to one scanned sentence's signals.
