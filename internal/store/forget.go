@@ -177,9 +177,14 @@ func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID, said string, at 
 			}
 		}
 		worded := quotes(said, r.statement)
-		if worded && had > 0 && len(sup) == 0 {
+		var decided int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM review_decisions WHERE belief_id = ?", r.id).Scan(&decided); err != nil {
+			return fmt.Errorf("store: belief %s: %w", r.id, err)
+		}
+		if worded && had > 0 && len(sup) == 0 && decided == 0 {
 			// Its words and its only support were the user's: nothing of
-			// it is left to keep.
+			// it is left to keep (a belief the user reviewed, a denied
+			// one above all, stays, reworded, to keep their decision).
 			if err := forgetBelief(ctx, tx, r.id, at); err != nil {
 				return err
 			}
