@@ -120,6 +120,15 @@ type Recaller struct {
 	// worker cycle, so a memory saved since, all of whose words are new to
 	// the store, waits for the next cycle to be found this way.
 	SkipUnknown bool
+	// Policy holds the fitted gates (DefaultPolicy in New); the one for
+	// the prompt's embedder, when fitted, decides which candidates pass.
+	Policy *Policy
+	// Observe, when set, sees every candidate at the gate (beliefs below
+	// the confidence floor excepted) with the prompt's GateView and whether
+	// it passed: what bench/gatefit fits the gate on. The candidate's
+	// strings and vectors are the recollection files' bytes: a copy of
+	// what is kept after the call must be made during it.
+	Observe func(v *GateView, c *Candidate, passed bool)
 }
 
 // Query is one recall request.
@@ -207,7 +216,8 @@ func New(home string, db Searcher) *Recaller {
 		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
 		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen,
 		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare, ManyKeepShare: DefaultManyKeep,
-		PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore, PastWordScore: DefaultPastWordScore}
+		PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore, PastWordScore: DefaultPastWordScore,
+		Policy: DefaultPolicy()}
 }
 
 // Find is recall as every entry point runs it — the prompt hook, the
@@ -394,6 +404,19 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 			}
 		}
 	}
+	res.Many = short && asksForMany(words)
+	// A fitted gate for this embedder (the policy's) decides in place of
+	// the hand-set one; Observe sees every candidate with its features.
+	model, lexical := r.Policy.Gate(res.Dense), r.Policy.Gate("")
+	var gv *GateView
+	if model != nil || lexical != nil || r.Observe != nil {
+		var centroid []float32
+		var norm float64
+		if model != nil {
+			centroid, norm = model.Centroid, model.CentroidNorm
+		}
+		gv = NewGateView(&res, cands, centroid, norm)
+	}
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
 		if c.Kind == KindBelief && c.Confidence <= 0.4 {
@@ -413,8 +436,22 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 		} else {
 			byWords = byWords && (res.Open || c.Kind == KindBelief)
 		}
+		passed := c.ByMeaning || byWords
+		// A memory without the sentence embedder's vector (a store being
+		// re-embedded) is judged as without the embedder.
+		if m := model; m.Fitted() || lexical.Fitted() {
+			if res.Dense != "" && !c.HasDenseCos {
+				m = lexical
+			}
+			if m.Fitted() {
+				passed = m.Pass(gv, c, passed)
+			}
+		}
+		if r.Observe != nil {
+			r.Observe(gv, c, passed)
+		}
 		// Parsing an exchange costs more than the gate: only for what passed.
-		if (c.ByMeaning || byWords) && !Unanswered(c.Item) {
+		if passed && !Unanswered(c.Item) {
 			c.detach() // the files are closed on return
 			kept = append(kept, *c)
 		}
@@ -423,7 +460,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	Rank(kept, r.Weights, q.Now)
 	if res.Dense != "" {
 		keep := r.KeepShare
-		if res.Many = short && asksForMany(words); res.Many {
+		if res.Many {
 			keep = r.ManyKeepShare
 		}
 		kept = dropTrailing(kept, keep)
@@ -782,6 +819,10 @@ type term struct {
 	stop   bool    // too common to search for or to count
 	absent bool    // in no episode, by the store's vocabulary in the global file
 }
+
+// IsFramingWord reports whether a word of a belief's statement is its
+// framing ("user", "prefers", "avoids", …), not what it is about.
+func IsFramingWord(w string) bool { return isFramingWord(w) }
 
 // statementCoverage is how much of a belief the prompt names: the share of
 // the statement's own words (its framing aside: "User prefers", "Project
