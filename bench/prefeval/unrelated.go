@@ -23,6 +23,17 @@ type UnrelatedStats struct {
 	Bites       int     `json:"bites"`
 	HookMs      Dist    `json:"hook_wall_ms"`
 	Problems    int     `json:"hook_contract_violations"`
+	// Asked is each question as sent: which store, which topic and item,
+	// and what it got (for figures by split).
+	Asked []UnrelatedAsk `json:"asked"`
+}
+
+// UnrelatedAsk is one question sent to an unrelated store.
+type UnrelatedAsk struct {
+	Home   string  `json:"home"`
+	Topic  string  `json:"topic"`
+	Item   int     `json:"item"`
+	Tokens float64 `json:"injected_tokens"`
 }
 
 // unrelatedHome is one kept HOME of another benchmark's run.
@@ -91,7 +102,7 @@ func runUnrelated(ctx context.Context, opt options, bins benchkit.Bins, data *Da
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			it, _ := data.item(topic, u)
+			it, item := data.item(topic, u)
 			h := homes[k%len(homes)]
 			k++
 			a := benchkit.Ask(ctx, h.env, bins.Prompt, h.claude, h.engram, h.project, it.Question)
@@ -104,6 +115,7 @@ func runUnrelated(ctx context.Context, opt options, bins benchkit.Bins, data *Da
 			}
 			st.Bites += len(benchkit.Bites(a.Context))
 			tokens = append(tokens, benchkit.Tokens(a.Context))
+			st.Asked = append(st.Asked, UnrelatedAsk{Home: h.name, Topic: topic, Item: item, Tokens: benchkit.Tokens(a.Context)})
 			hookMs = append(hookMs, benchkit.Ms(a.Wall))
 		}
 	}

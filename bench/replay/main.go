@@ -52,6 +52,7 @@ func run() error {
 	sample := fs.Int("sample", 200, "bites drawn into label-sample.jsonl for labelling (0: all)")
 	seed := fs.Uint64("seed", 1, "seed of the label sample")
 	label := fs.String("label", "", "summarise a labelled label-sample.jsonl and exit")
+	prompts := fs.String("prompts", "", "write the real prompts in time order to this file (JSON lines: session, at, prompt) and exit, replaying nothing")
 	quiet := fs.Bool("q", false, "print only the report")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -133,6 +134,9 @@ func run() error {
 	}
 	in.Sessions = len(sessions)
 	turns := Order(sessions)
+	if *prompts != "" {
+		return writePrompts(*prompts, turns)
+	}
 	logf("%d sessions, %d prompts; building the binaries", len(sessions), len(turns))
 
 	bins, err := build(ctx, filepath.Join(work, "bin"))
@@ -179,6 +183,26 @@ func run() error {
 	}
 	rep.Print(os.Stdout)
 	return runErr
+}
+
+// PromptLine is one real prompt of -prompts.
+type PromptLine struct {
+	Session string    `json:"session"`
+	At      time.Time `json:"at"`
+	Prompt  string    `json:"prompt"`
+}
+
+// writePrompts writes each turn's prompt (those the hook would be asked
+// about: not empty) as a JSON line.
+func writePrompts(path string, turns []*Turn) error {
+	var lines []PromptLine
+	for _, t := range turns {
+		if strings.TrimSpace(t.Prompt) == "" {
+			continue
+		}
+		lines = append(lines, PromptLine{Session: t.Session.ID, At: t.At, Prompt: t.Prompt})
+	}
+	return writeJSONL(path, lines)
 }
 
 // build builds the three binaries as scripts/install.sh does (see
