@@ -56,6 +56,9 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	search, done := recollect.Searcher(ctx, s.cfg.Home, s.db)
 	defer done()
 	r := recall.New(s.cfg.Home, search)
+	if err := r.UsePolicyFile(s.cfg.RecallPolicy); err != nil {
+		return fmt.Errorf("ENGRAM_RECALL_POLICY: %w", err)
+	}
 	if m := minilm.OpenInstalled(s.cfg.ModelDir(), s.cfg.SentenceEmbedder); m != nil {
 		defer m.Close()
 		r.Dense = m

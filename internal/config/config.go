@@ -73,6 +73,10 @@ type Config struct {
 	LLMDailyTokens int64  `split_words:"true" default:"500000"`
 	EmbedModel     string `split_words:"true"`
 	EmbedBaseURL   string `split_words:"true"`
+	// RecallPolicy is a recall policy file (the fitted gates; see
+	// internal/recall/gate.json) used instead of the built-in one: for
+	// benchmarks that sweep a policy without a new build.
+	RecallPolicy string `split_words:"true"`
 
 	// SentenceEmbedder turns on the local sentence embedder (all-MiniLM-L6-v2)
 	// when its model is installed under ModelDir: the worker embeds

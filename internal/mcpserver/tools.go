@@ -260,6 +260,9 @@ func (s *Server) recall(ctx context.Context, in RecallInput) (string, error) {
 	search, done := recollect.Searcher(ctx, s.cfg.Home, db)
 	defer done()
 	r := recall.New(s.cfg.Home, search)
+	if err := r.UsePolicyFile(s.cfg.RecallPolicy); err != nil {
+		s.log.Warn("recall policy", "err", err)
+	}
 	if m := minilm.OpenInstalled(s.cfg.ModelDir(), s.cfg.SentenceEmbedder); m != nil {
 		defer m.Close()
 		r.Dense = m

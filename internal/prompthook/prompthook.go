@@ -141,6 +141,10 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	defer ix.Close()
 	r := recall.New(cfg.Home, ix)
 	r.SkipUnknown = true
+	var problems []string
+	if err := r.UsePolicyFile(cfg.RecallPolicy); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if m := minilm.OpenInstalled(cfg.ModelDir(), cfg.SentenceEmbedder); m != nil {
 		defer m.Close()
 		r.Dense = m
@@ -148,5 +152,5 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	res := r.Find(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
 	text, ids := recall.Format(res, recall.LimitsFor(res), now)
-	return answer{text: text, ids: ids, problems: res.Problems}
+	return answer{text: text, ids: ids, problems: append(problems, res.Problems...)}
 }
