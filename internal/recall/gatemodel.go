@@ -354,12 +354,12 @@ func b2f(b bool) float64 {
 
 // gateFeatures are the inputs a gate model may use.
 var gateFeatures = map[string]func(v *GateView, c *Candidate) float64{
-	"belief":     func(v *GateView, c *Candidate) float64 { return b2f(c.Kind == KindBelief) },
-	"coverage":   func(v *GateView, c *Candidate) float64 { return float64(c.Coverage) },
-	"lexcos": func(v *GateView, c *Candidate) float64 { return math.Max(0, float64(c.Cos)) },
+	"belief":   func(v *GateView, c *Candidate) float64 { return b2f(c.Kind == KindBelief) },
+	"coverage": func(v *GateView, c *Candidate) float64 { return float64(c.Coverage) },
+	"lexcos":   func(v *GateView, c *Candidate) float64 { return math.Max(0, float64(c.Cos)) },
 	// has_vec: the memory has a local vector (one the search found in the
 	// index has none, and its lexcos is 0).
-	"has_vec": func(v *GateView, c *Candidate) float64 { return b2f(c.HasVec()) },
+	"has_vec":    func(v *GateView, c *Candidate) float64 { return b2f(c.HasVec()) },
 	"lexical":    func(v *GateView, c *Candidate) float64 { return lexicalRelevance(*c) },
 	"has_words":  func(v *GateView, c *Candidate) float64 { return b2f(c.Coverage > 0) },
 	"bm25":       func(v *GateView, c *Candidate) float64 { return bmShare(v, c) },
