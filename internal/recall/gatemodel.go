@@ -281,6 +281,9 @@ type GateView struct {
 	maxCov   float64
 	maxDense float64
 	maxGap   float64
+	// many: the prompt asks for several things (AsksForMany; the Result
+	// says so only with the sentence embedder, whose limits it changes).
+	many bool
 	// denses are the candidates' dense cosines, best first (for ranks).
 	denses []float64
 	terms  int
@@ -396,7 +399,7 @@ var gateFeatures = map[string]func(v *GateView, c *Candidate) float64{
 	"superseded":    func(v *GateView, c *Candidate) float64 { return b2f(c.Superseded) },
 	"neighbor":      func(v *GateView, c *Candidate) float64 { return b2f(c.Neighbor) },
 	"past":          func(v *GateView, c *Candidate) float64 { return b2f(v.Res.Past) },
-	"many":          func(v *GateView, c *Candidate) float64 { return b2f(v.Res.Many) },
+	"many":          func(v *GateView, c *Candidate) float64 { return b2f(v.many) },
 	"terms":         func(v *GateView, c *Candidate) float64 { return math.Log1p(float64(v.terms)) },
 	"best_coverage": func(v *GateView, c *Candidate) float64 { return v.maxCov },
 	"belief_gap":    func(v *GateView, c *Candidate) float64 { return b2f(c.Kind == KindBelief) * gapOr0(c) },

@@ -215,3 +215,28 @@ func TestTreeGate(t *testing.T) {
 		}
 	}
 }
+
+// A prompt that asks for several things is read so before the gate (a
+// feature of the fitted one), but the Result says so only with the
+// sentence embedder, as before: without it the limits stay the usual ones.
+func TestManyOnlyWithTheEmbedder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	q := randUnit(r, 384)
+	mk, unrelated := episodesNear(r, q)
+	items := append(slices.Clone(unrelated), mk("snacks to pack for the road trip", 0.6))
+	ix := writeIndex(t, t.TempDir(), &File{Embedder: "local-v1-256", Dense: testDense, Items: items})
+	defer ix.Close()
+	const prompt = "which snacks should we pack for the road trip?"
+	for _, dense := range []bool{false, true} {
+		rc := New(t.TempDir(), ix)
+		if dense {
+			rc.Dense = fixedDense(q)
+		}
+		var viewMany bool
+		rc.Observe = func(v *GateView, c *Candidate, passed bool) { viewMany = v.Value("many", c) == 1 }
+		res := rc.Recall(context.Background(), Query{Text: prompt, Now: now})
+		if res.Many != dense || !viewMany {
+			t.Errorf("dense %v: Result.Many %v, the gate's many %v", dense, res.Many, viewMany)
+		}
+	}
+}

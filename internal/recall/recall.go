@@ -404,7 +404,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 			}
 		}
 	}
-	res.Many = short && asksForMany(words)
+	many := short && asksForMany(words)
 	// A fitted gate for this embedder (the policy's) decides in place of
 	// the hand-set one; Observe sees every candidate with its features.
 	model, lexical := r.Policy.Gate(res.Dense), r.Policy.Gate("")
@@ -416,6 +416,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 			centroid, norm = model.Centroid, model.CentroidNorm
 		}
 		gv = NewGateView(&res, cands, centroid, norm)
+		gv.many = many
 	}
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
@@ -460,7 +461,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	Rank(kept, r.Weights, q.Now)
 	if res.Dense != "" {
 		keep := r.KeepShare
-		if res.Many {
+		if res.Many = many; res.Many {
 			keep = r.ManyKeepShare
 		}
 		kept = dropTrailing(kept, keep)
