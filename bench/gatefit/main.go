@@ -339,7 +339,7 @@ func kindName(c *recall.Candidate) string {
 // locomoRelevant: an evidence turn reaches the memory's text, or most of a
 // belief's words are an evidence turn's.
 func locomoRelevant(c *recall.Candidate, ev []string) bool {
-	text := normalize(c.Text + " " + c.Detail)
+	text := benchkit.Normalize(c.Text + " " + c.Detail)
 	for _, t := range ev {
 		if c.Kind == recall.KindBelief {
 			if beliefHit(benchkit.NewWordSet(t), c.Text) {
@@ -347,7 +347,7 @@ func locomoRelevant(c *recall.Candidate, ev []string) bool {
 			}
 			continue
 		}
-		if n := normalize(t); n != "" && strings.Contains(text, prefixRunes(n, 60)) {
+		if n := benchkit.Normalize(t); n != "" && strings.Contains(text, benchkit.PrefixRunes(n, benchkit.LenientPrefix)) {
 			return true
 		}
 	}
@@ -375,20 +375,6 @@ func beliefHit(set benchkit.WordSet, belief string) bool {
 		}
 	}
 	return of > 0 && 5*n >= 3*of
-}
-
-var markdown = strings.NewReplacer("**", "", "__", "", "`", "")
-
-func normalize(s string) string {
-	return strings.Join(strings.Fields(markdown.Replace(strings.ToLower(s))), " ")
-}
-
-func prefixRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
 }
 
 // cached embeds each prompt once (every prompt is asked of several
@@ -547,10 +533,7 @@ func loadRows(path string) (dense, lexical []Row, err error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		var r struct {
-			Model int `json:"model"`
-			Row
-		}
+		var r dumpLine
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, nil, err
 		}
@@ -568,36 +551,22 @@ func loadRows(path string) (dense, lexical []Row, err error) {
 	return dense, lexical, sc.Err()
 }
 
+// dumpLine is a line of -dump: a row of model 0 (the sentence
+// embedder's) or 1 (words alone), or -1 for a prompt asked.
+type dumpLine struct {
+	Model int `json:"model"`
+	Row
+}
+
 func dumpRows(path string, sets ...[]Row) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
+	var lines []dumpLine
 	for id, p := range prompts {
-		if err := enc.Encode(struct {
-			Model int `json:"model"`
-			Row
-		}{-1, Row{Source: p.source, Fit: p.fit, Prompt: id}}); err != nil {
-			f.Close()
-			return err
-		}
+		lines = append(lines, dumpLine{-1, Row{Source: p.source, Fit: p.fit, Prompt: id}})
 	}
 	for i, rows := range sets {
 		for _, r := range rows {
-			if err := enc.Encode(struct {
-				Model int `json:"model"`
-				Row
-			}{i, r}); err != nil {
-				f.Close()
-				return err
-			}
+			lines = append(lines, dumpLine{i, r})
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return benchkit.WriteJSONL(path, lines)
 }

@@ -2,7 +2,8 @@ package main
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/engram-memory/engram/bench/internal/benchkit"
 )
 
 // The rule deciding whether an evidence turn reached the injected context.
@@ -22,35 +23,18 @@ import (
 // Neither rule gives credit for a paraphrase: engram's offline extractor
 // keeps the exchange's own words, so a turn that reached the context is
 // found verbatim.
-const LenientPrefix = 60
+const LenientPrefix = benchkit.LenientPrefix
 
 const ruleDoc = "normalised = lower case, markdown markers ** __ ` removed, white space folded; turn compared without its \"Speaker: \" prefix. " +
 	"strict: the whole normalised turn text is a substring of the normalised injected context. " +
 	"lenient: its first 60 runes (the whole text when shorter) are."
 
-var markdownMarkers = strings.NewReplacer("**", "", "__", "", "`", "")
-
-// normalize is the normalisation both sides of the rule go through.
-func normalize(s string) string {
-	s = strings.ToLower(s)
-	if strings.ContainsAny(s, "*_`") {
-		s = markdownMarkers.Replace(s)
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// prefixRunes returns the first n runes of s.
-func prefixRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := 0; k < n; k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i]
-}
+// normalize and prefixRunes are benchkit's (bench/gatefit labels by the
+// same rule).
+var (
+	normalize   = benchkit.Normalize
+	prefixRunes = benchkit.PrefixRunes
+)
 
 // reaches applies both rules to a turn's text (without the speaker prefix)
 // against an already normalised context.

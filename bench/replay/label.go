@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -155,25 +154,4 @@ func (s LabelSummary) Print(w io.Writer) {
 		100*s.ShareUseful, s.Counts[LabelUseful], 100*s.ShareNoise, s.Counts[LabelNoise],
 		100*s.ShareStale, s.Counts[LabelStale], 100*s.ShareOther, s.Counts["other"])
 	fmt.Fprintf(w, "prompts with a labelled bite: %d, with at least one useful: %d\n", s.Prompts, s.PromptsUseful)
-}
-
-func writeJSONL[T any](path string, items []T) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, it := range items {
-		if err := enc.Encode(it); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -166,7 +166,7 @@ func run() error {
 		f.Close()
 		if err == nil {
 			p := filepath.Join(work, "label-sample.jsonl")
-			if err := writeJSONL(p, SampleBites(injections, *sample, *seed)); err == nil {
+			if err := benchkit.WriteJSONL(p, SampleBites(injections, *sample, *seed)); err == nil {
 				rep.Outputs["label sample"] = p
 			}
 		}
@@ -202,7 +202,7 @@ func writePrompts(path string, turns []*Turn) error {
 		}
 		lines = append(lines, PromptLine{Session: t.Session.ID, At: t.At, Prompt: t.Prompt})
 	}
-	return writeJSONL(path, lines)
+	return benchkit.WriteJSONL(path, lines)
 }
 
 // build builds the three binaries as scripts/install.sh does (see

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/engram-memory/engram/internal/embed"
 )
 
 // The fitted gate: whether a memory is worth injecting for a prompt, as a
@@ -318,17 +320,9 @@ func NewGateView(res *Result, cands []*Candidate, centroid []float32, cNorm floa
 	}
 	slices.SortFunc(v.denses, func(a, b float64) int { return cmp.Compare(b, a) })
 	if len(centroid) > 0 && len(centroid) == len(res.qdense) {
-		v.qHub = float64(dot(centroid, res.qdense))
+		v.qHub = float64(embed.Cosine(centroid, res.qdense))
 	}
 	return v
-}
-
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // hub is a candidate's cosine with the centroid (0 without one).

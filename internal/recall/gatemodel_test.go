@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram/internal/embed"
 )
 
 // The embedded policy parses, and each of its gates can decide.
@@ -82,7 +84,7 @@ func TestCenteredCosine(t *testing.T) {
 	q, m, mu := randUnit(r, 64), randUnit(r, 64), randUnit(r, 64)
 	const norm = 0.6
 	res := &Result{qdense: q}
-	c := &Candidate{Item: Item{Kind: KindEpisode, Dense: m}, HasDenseCos: true, Dense: dot(q, m)}
+	c := &Candidate{Item: Item{Kind: KindEpisode, Dense: m}, HasDenseCos: true, Dense: embed.Cosine(q, m)}
 	v := NewGateView(res, []*Candidate{c}, mu, norm)
 	sub := func(a []float32) []float64 {
 		out := make([]float64, len(a))
@@ -102,10 +104,10 @@ func TestCenteredCosine(t *testing.T) {
 	if got := v.Value("centered", c); math.Abs(got-want) > 1e-4 {
 		t.Errorf("centered %.5f, want %.5f", got, want)
 	}
-	if got, want := v.Value("hub", c), float64(dot(m, mu)); math.Abs(got-want) > 1e-5 {
+	if got, want := v.Value("hub", c), float64(embed.Cosine(m, mu)); math.Abs(got-want) > 1e-5 {
 		t.Errorf("hub %.5f, want %.5f", got, want)
 	}
-	if got, want := v.Value("prompt_hub", c), float64(dot(q, mu)); math.Abs(got-want) > 1e-5 {
+	if got, want := v.Value("prompt_hub", c), float64(embed.Cosine(q, mu)); math.Abs(got-want) > 1e-5 {
 		t.Errorf("prompt hub %.5f, want %.5f", got, want)
 	}
 	// Without a centroid the hub features are 0.

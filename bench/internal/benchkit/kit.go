@@ -7,6 +7,7 @@
 package benchkit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -413,4 +414,26 @@ func LogHas(p string, from int64, needle string) bool {
 		return false
 	}
 	return bytes.Contains(b, []byte(needle))
+}
+
+// WriteJSONL writes items as JSON lines to path (0600, replaced).
+func WriteJSONL[T any](path string, items []T) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
