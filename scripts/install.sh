@@ -57,12 +57,9 @@ if [ ! -d "$modcache/modernc.org" ]; then
 	say "(a first build downloads the Go modules engram needs and takes a few minutes)"
 fi
 cd "$root"
-# The sentence embedder's matrix kernels use AVX2 and FMA on amd64, through
-# Go's SIMD package (an experiment of Go 1.26 that a build turns on); the
-# binaries check the CPU at run time and fall back to plain Go.
-if [ "$(go env GOARCH)" = amd64 ]; then
-	export GOEXPERIMENT="${GOEXPERIMENT:+$GOEXPERIMENT,}simd"
-fi
+# The sentence embedder's kernels are assembly, in every build: AVX2 and
+# FMA on amd64 when the CPU has them (checked at run time, with a plain Go
+# fallback), NEON on arm64. A plain go build gives the same binaries.
 trap 'rm -f "$bindir"/.engram-*.tmp.$$' EXIT
 # Build all three first, then rename them into place: a failed build leaves
 # the installed version whole, and a running hook keeps its old binary.

@@ -65,8 +65,8 @@ for p in $platforms; do
 		printf '%s\n' "$info" | grep -q "^[[:space:]]*build[[:space:]]*GOARCH=$arch\$" || bad "$name/$b: not built for GOARCH=$arch"
 		printf '%s\n' "$info" | grep -q "^[[:space:]]*build[[:space:]]*-trimpath=true\$" || bad "$name/$b: not built with -trimpath"
 		grep -aq "v$semver" "$f" || bad "$name/$b: the version v$semver is not stamped into it (-trimpath keeps -ldflags out of go version -m, so the binary is searched)"
-		if [ "$arch" = amd64 ]; then
-			printf '%s\n' "$info" | grep -q "GOEXPERIMENT=.*simd" || bad "$name/$b: amd64 build without GOEXPERIMENT=simd"
+		if printf '%s\n' "$info" | grep -q "GOEXPERIMENT="; then
+			bad "$name/$b: built with an experiment ($(printf '%s\n' "$info" | grep -o 'GOEXPERIMENT=[^[:space:]]*'))"
 		fi
 		if [ "$os" = linux ] && command -v file >/dev/null 2>&1; then
 			file -L "$f" | grep -q "statically linked" || bad "$name/$b: not statically linked: $(file -L "$f")"

@@ -85,15 +85,12 @@ for p in $platforms; do
 	name=engram_${semver}_${os}_${arch}
 	dir=$stage/$name
 	mkdir -p "$dir"
-	# The sentence embedder's kernels use AVX2 and FMA through Go's SIMD
-	# package on amd64 (checked at run time, with a plain Go fallback); on
-	# arm64 they are NEON assembly in every build.
-	exp=${GOEXPERIMENT:-}
-	if [ "$arch" = amd64 ]; then
-		exp=${exp:+$exp,}simd
-	fi
+	# The sentence embedder's kernels are assembly in every build (AVX2
+	# and FMA on amd64, chosen at run time; NEON on arm64): the release is
+	# built without any GOEXPERIMENT, so it depends on no experimental
+	# compiler feature.
 	for b in worker hook-stop hook-userprompt; do
-		GOOS=$os GOARCH=$arch CGO_ENABLED=0 GOEXPERIMENT=$exp go build -trimpath -buildvcs=false \
+		GOOS=$os GOARCH=$arch CGO_ENABLED=0 GOEXPERIMENT= go build -trimpath -buildvcs=false \
 			-ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
 			-o "$dir/engram-$b" "./cmd/$b" || die "building engram-$b for $p failed"
 	done

@@ -9,8 +9,7 @@
 //
 // DIR holds the model in the Hugging Face layout (tokenizer.json,
 // config.json, model.fp16.safetensors), as ENGRAM_EMBED_MODEL_DIR does; it
-// is converted once into a temporary directory. Build with
-// GOEXPERIMENT=simd on amd64 for the fast kernels.
+// is converted once into a temporary directory.
 //
 // Units are embedded as engram embeds them: a turn as "Speaker: text", an
 // exchange as "User: A: … Assistant: B: …" (BiteText's form), the question

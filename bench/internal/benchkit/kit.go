@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -45,8 +44,7 @@ func Build(ctx context.Context, dir string) (Bins, error) {
 
 // BuildInstalled builds the hooks and the worker into dir as
 // scripts/install.sh does: static (CGO_ENABLED=0: a hook starts faster),
-// -trimpath -ldflags "-s -w", and on amd64 with GOEXPERIMENT=simd, the
-// sentence embedder's fast kernels. The benches that measure engram as a
+// -trimpath -ldflags "-s -w". The benches that measure engram as a
 // user runs it (bench/replay, bench/correct) build with it.
 func BuildInstalled(ctx context.Context, dir string) (Bins, error) {
 	b := Bins{
@@ -55,9 +53,6 @@ func BuildInstalled(ctx context.Context, dir string) (Bins, error) {
 		Worker: filepath.Join(dir, "engram-worker"),
 	}
 	env := append(os.Environ(), "CGO_ENABLED=0")
-	if runtime.GOARCH == "amd64" && !slices.Contains(strings.Split(os.Getenv("GOEXPERIMENT"), ","), "simd") {
-		env = append(env, "GOEXPERIMENT="+strings.TrimPrefix(os.Getenv("GOEXPERIMENT")+",simd", ","))
-	}
 	for out, pkg := range map[string]string{b.Stop: "hook-stop", b.Prompt: "hook-userprompt", b.Worker: "worker"} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out,
 			"github.com/engram-memory/engram/cmd/"+pkg)

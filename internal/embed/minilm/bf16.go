@@ -26,7 +26,7 @@ const bfPanel = 32
 // more than its tail kernels' largest).
 const bfRows = 12
 
-// useBF16 is true when the bf16 kernel is available (kernels_simd.go, on
+// useBF16 is true when the bf16 kernel is available (kernels_amd64.go, on
 // a CPU with AVX512-BF16); tests turn it off to run the float32 kernels.
 var useBF16 = false
 

@@ -1,5 +1,3 @@
-//go:build goexperiment.simd && amd64
-
 #include "textflag.h"
 
 // func gemm6x16(k int, x *float32, ldx int, w *float32, b *float32, dst *float32, ldd int)

@@ -26,7 +26,7 @@ const i8Rows = 6
 // i8Panel is the output columns of a packed int8 panel.
 const i8Panel = 32
 
-// useI8 is true when the int8 kernel is available (kernels_simd.go, on a
+// useI8 is true when the int8 kernel is available (kernels_amd64.go, on a
 // CPU with AVX512-VNNI as well as AVX512-BF16); tests turn it off.
 var useI8 = false
 

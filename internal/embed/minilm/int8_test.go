@@ -13,7 +13,7 @@ import (
 // float32 products of the dequantized inputs.
 func TestI8Kernel(t *testing.T) {
 	if !useI8 {
-		t.Skipf("kernel %s: no int8 kernel (needs GOEXPERIMENT=simd and a CPU with AVX512-VNNI and AVX512-BF16)", kernel)
+		t.Skipf("kernel %s: no int8 kernel (needs a CPU with AVX512-VNNI and AVX512-BF16)", kernel)
 	}
 	for _, tc := range []struct{ T, K, N int }{{1, 64, 32}, {2, 384, 64}, {3, 128, 64}, {4, 64, 32}, {5, 128, 32}, {6, 384, 1536}, {10, 384, 32}, {7, 1536, 384}, {11, 384, 96}, {12, 64, 32}, {61, 1536, 384}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)

@@ -2,7 +2,7 @@ package minilm
 
 // matmul computes the output panels [p0, p1) of dst (T × N) = x (T × K) ·
 // w + b, w packed by pack. It is matmulGo unless a SIMD kernel was chosen
-// at start-up (kernels_simd.go on amd64, kernels_neon.go on arm64).
+// at start-up (kernels_amd64.go, kernels_neon.go on arm64).
 var matmul = matmulGo
 
 // gelu applies GELU in place: geluGo, or its SIMD twin.
@@ -82,8 +82,8 @@ func store4(d []float32, a, b, c, e float32) {
 	d[0], d[1], d[2], d[3] = a, b, c, e
 }
 
-// Kernel names the matrix kernels in use: "avx2-fma" when built with
-// GOEXPERIMENT=simd on an amd64 CPU that has AVX2 and FMA,
+// Kernel names the matrix kernels in use: "avx2-fma" on an amd64 CPU
+// that has AVX2 and FMA (every build),
 // "avx512-bf16" when it also has AVX512-BF16 (batches multiply in
 // bfloat16, single texts as avx2-fma), "avx512-vnni" when it has
 // AVX512-VNNI as well (batches' feed-forward products in int8, the rest

@@ -2,8 +2,12 @@ package minilm
 
 import (
 	"math"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 func TestExp32(t *testing.T) {
@@ -31,8 +35,8 @@ func TestErf32(t *testing.T) {
 	t.Logf("erf32: max error %g", worst)
 }
 
-// TestKernels checks the kernels in use (SIMD ones when built with
-// GOEXPERIMENT=simd on a CPU that has them) against the plain Go ones,
+// TestKernels checks the kernels in use (the assembly ones on a CPU that
+// has their instructions) against the plain Go ones,
 // on shapes that exercise every remainder path.
 func TestKernels(t *testing.T) {
 	t.Logf("kernel %s", kernel)
@@ -194,7 +198,7 @@ func forceKernels(t *testing.T, k kernelSet) {
 // bfloat16-rounded inputs: only the order of the float32 sums differs.
 func TestBF16Kernel(t *testing.T) {
 	if !useBF16 {
-		t.Skipf("kernel %s: no bf16 kernel (needs GOEXPERIMENT=simd and a CPU with AVX512-BF16)", kernel)
+		t.Skipf("kernel %s: no bf16 kernel (needs a CPU with AVX512-BF16)", kernel)
 	}
 	for _, tc := range []struct{ T, K, N int }{{1, 384, 32}, {2, 384, 64}, {3, 8, 32}, {4, 8, 32}, {5, 8, 32}, {6, 8, 32}, {7, 384, 32}, {8, 8, 32}, {9, 8, 64}, {10, 8, 32}, {11, 384, 384}, {12, 384, 1152}, {13, 1536, 384}, {24, 384, 1536}, {61, 1536, 384}, {128, 384, 96}} {
 		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
@@ -281,5 +285,34 @@ func TestBF16Pairs(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("bf16Pairs(%d values) = %x, want %x", n, got, want)
 		}
+	}
+}
+
+// TestKernelChoice checks that the assembly kernels are chosen on a CPU
+// that has their instructions, whatever the build's GOEXPERIMENT (the
+// package's tests run without one): a plain go build must not fall back
+// to the plain Go kernels, which are about ten times slower.
+func TestKernelChoice(t *testing.T) {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "GOEXPERIMENT" {
+				t.Logf("built with GOEXPERIMENT=%s", s.Value)
+			}
+		}
+	}
+	var want []string
+	switch {
+	case runtime.GOARCH == "arm64":
+		want = []string{"neon"}
+	case runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		want = []string{"avx2-fma", "avx512-bf16", "avx512-vnni"}
+	default:
+		want = []string{"go"}
+	}
+	if !slices.Contains(want, Kernel()) {
+		t.Fatalf("Kernel() = %q on %s, want one of %q", Kernel(), runtime.GOARCH, want)
+	}
+	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512 && Kernel() == "avx2-fma" {
+		t.Errorf("Kernel() = avx2-fma on a CPU with AVX512-BF16: the bf16 kernel was not chosen")
 	}
 }

@@ -8,8 +8,8 @@
 // says), runs the encoder, mean-pools over the tokens and L2-normalises,
 // as sentence-transformers does for this model.
 //
-// The matrix kernels are plain Go by default; built with
-// GOEXPERIMENT=simd on amd64 they use AVX2 and FMA when the CPU has them,
+// The kernels are Go assembly, chosen at start-up by what the CPU has, in
+// every build (no GOEXPERIMENT): on amd64 AVX2 and FMA (else plain Go),
 // and batches (the worker's) multiply in bfloat16 when it also has
 // AVX512-BF16 (bf16.go), their feed-forward products in int8 when it has
 // AVX512-VNNI as well (int8.go). On arm64 the matrix products run in NEON
@@ -201,8 +201,7 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string, maxTokens int) (
 }
 
 // batchWeights is the bf16 weights batches use, packed on the first
-// batch, or nil for the float32 kernels (no AVX512-BF16, or a build
-// without GOEXPERIMENT=simd).
+// batch, or nil for the float32 kernels (no AVX512-BF16).
 func (m *Model) batchWeights() *bfWeights {
 	if !useBF16 {
 		return nil

@@ -45,7 +45,7 @@ func TestPeakRSS(t *testing.T) {
 		t.Skip("reads /proc/self/status")
 	}
 	if testing.Short() || raceEnabled || kernel == "go" {
-		t.Skip("embeds 1,000 texts: minutes without SIMD kernels or under the race detector (GOEXPERIMENT=simd go test runs it)")
+		t.Skip("embeds 1,000 texts: minutes with the plain Go kernels or under the race detector")
 	}
 	testModel(t)
 	out := strings.TrimSpace(runChild(t, "rss"))

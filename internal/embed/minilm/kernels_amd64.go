@@ -1,22 +1,21 @@
-//go:build goexperiment.simd && amd64
-
 package minilm
 
 import (
 	"math"
-	"simd/archsimd"
-	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
 
+// The amd64 kernels are Go assembly (gemm_amd64.s, vec_amd64.s,
+// gemm_bf16_amd64.s, gemm_i8_amd64.s), chosen here by what the CPU and
+// the operating system support: every build has them, with no
+// GOEXPERIMENT. cpu.X86's AVX flags include the operating system's saving
+// of the vector registers.
 func init() {
-	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		matmul, gelu, axpy, expSum, normRow = matmulAVX2, geluAVX2, axpyAVX2, expSumAVX2, normRowAVX2
 		attendHeads = attendHeadsAVX2
 		kernel = "avx2-fma"
-		// HasAVX512 includes the operating system's saving of the
-		// 512-bit registers.
 		if cpu.X86.HasAVX512 && cpu.X86.HasAVX512BF16 {
 			matmulBF16, bf16Pairs, useBF16 = matmulBF16AVX512, bf16PairsAVX512, true
 			kernel = "avx512-bf16"
@@ -195,38 +194,38 @@ func matmulI8AVX512(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w 
 	}
 }
 
-// matmulAVX2 computes the same as matmulGo, bit for bit the same as
-// matmulAVX2Small, with the assembly micro-kernel gemm6x16: blocks of 6
-// tokens × one whole panel (16 columns), twelve vector accumulators held
-// in registers for the whole of K. Measured on a 64×384 by 384×1536
-// product, CPU time per call: 1.32 ms with matmulAVX2Small's 4 × 16 in
-// archsimd (the compiler spills and shuffles accumulators in its inner
-// loop, about 40 instructions for 8 multiply-adds), 0.71 ms with gemm6x16.
-// The last T mod 6 tokens are a block that overlaps the one before (the
-// shared rows are written again with the same values), or one row alone;
-// sequences shorter than 6 tokens take matmulAVX2Small.
+// matmulAVX2 computes the same as matmulGo with the assembly
+// micro-kernel gemm6x16: blocks of 6 tokens × one whole panel (16
+// columns), twelve vector accumulators held in registers for the whole of
+// K. The last T mod 6 tokens are a block that overlaps the one before (the
+// shared rows are written again with the same values); a sequence shorter
+// than 6 tokens is copied into a block of 6 padded with zero rows, and
+// only its own rows are kept. Every row's sums start from the bias and add
+// the products in k order, whichever block computes it. Measured on a
+// 64×384 by 384×1536 product, CPU time per call: 0.71 ms, against 1.32 ms
+// for 4 × 16 blocks compiled from Go's SIMD intrinsics (the compiler
+// spills and shuffles accumulators in its inner loop).
 func matmulAVX2(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
-	if T < 6 || K == 0 {
-		matmulAVX2Small(dst, x, T, K, N, w, b, p0, p1)
+	if T == 0 || p0 >= p1 {
 		return
 	}
-	x, dst = x[:T*K], dst[:T*N]
-	for p := p0; p < p1; p++ {
-		wp := w[p*K*panel : (p+1)*K*panel]
-		col := p * panel
-		bp := b[col : col+panel]
-		_ = dst[(T-1)*N+col+panel-1]
-		t := 0
-		for ; t+6 <= T; t += 6 {
-			gemm6x16(K, &x[t*K], K, &wp[0], &bp[0], &dst[t*N+col], N)
+	if T >= 6 {
+		x, dst = x[:T*K], dst[:T*N]
+		for p := p0; p < p1; p++ {
+			col := p * panel
+			gemmRows(T, K, x, K, w[p*K*panel:(p+1)*K*panel], b[col:col+panel], dst[col:], N)
 		}
-		switch T - t {
-		case 0:
-		case 1:
-			matmulAVX2Small(dst[t*N:], x[t*K:], 1, K, N, w, b, p, p+1)
-		default:
-			t = T - 6
-			gemm6x16(K, &x[t*K], K, &wp[0], &bp[0], &dst[t*N+col], N)
+		return
+	}
+	// Short: six rows, T of them x's, the rest zero.
+	xs := make([]float32, 6*K+6*panel)
+	copy(xs, x[:T*K])
+	out := xs[6*K:]
+	for p := p0; p < p1; p++ {
+		col := p * panel
+		gemmRows(6, K, xs, K, w[p*K*panel:(p+1)*K*panel], b[col:col+panel], out, panel)
+		for t := range T {
+			copy(dst[t*N+col:t*N+col+panel], out[t*panel:(t+1)*panel])
 		}
 	}
 }
@@ -247,143 +246,56 @@ func softmaxAVX2(p []float32, T, Tp int) {
 		for j := T; j < T8; j++ {
 			row[j] = float32(math.Inf(-1))
 		}
-		scale(row, 1/expSumAVX2(row, maxAVX2(row)))
+		scaleVec(&row[0], T8, 1/expSumVec(&row[0], T8, maxVec(&row[0], T8)))
 		clear(p[i*Tp+T : (i+1)*Tp])
 	}
 }
 
-// maxAVX2 is the largest of row, whose length is a positive multiple of 8.
-func maxAVX2(row []float32) float32 {
-	m := archsimd.LoadFloat32x8((*[8]float32)(row[:8]))
-	for i := 8; i+8 <= len(row); i += 8 {
-		m = m.Max(archsimd.LoadFloat32x8((*[8]float32)(row[i : i+8])))
-	}
-	var l [8]float32
-	m.Store(&l)
-	return max(max(max(l[0], l[1]), max(l[2], l[3])), max(max(l[4], l[5]), max(l[6], l[7])))
-}
+// The element-wise kernels of vec_amd64.s (written by vec_gen.py), on n
+// float32, n a multiple of 8: the Go functions below pass them whole
+// vectors and do any rest themselves.
 
-// scale multiplies row by a.
-func scale(row []float32, a float32) {
-	va := archsimd.BroadcastFloat32x8(a)
-	i := 0
-	for ; i+8 <= len(row); i += 8 {
-		d := (*[8]float32)(row[i : i+8])
-		archsimd.LoadFloat32x8(d).Mul(va).Store(d)
-	}
-	for ; i < len(row); i++ {
-		row[i] *= a
-	}
-}
+//go:noescape
+func geluVec(x *float32, n int)
 
-// matmulAVX2Small computes the same as matmulGo with archsimd fused
-// multiply-adds, for sequences too short for gemm6x16: blocks of 4 tokens
-// × one whole panel (16 columns, two 8-wide vectors), eight vector
-// accumulators; each step loads the panel's 16 weights for one input once
-// and broadcasts one input value per token. In archsimd, measured on a
-// 48×384 by 384×1536 product, CPU time per call: this 0.95 ms; 6 tokens
-// × 16 columns 1.39 ms and 8 × 8 1.85 ms (the compiler spills
-// accumulators: its fused multiply-add overwrites the multiplicand, so
-// every shared operand is copied); AVX-512, 8 tokens × 16 columns, 2.1 ms.
-func matmulAVX2Small(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
-	for p := p0; p < p1; p++ {
-		wp := w[p*K*panel : (p+1)*K*panel]
-		col := p * panel
-		bl := archsimd.LoadFloat32x8((*[8]float32)(b[col : col+8]))
-		bh := archsimd.LoadFloat32x8((*[8]float32)(b[col+8 : col+16]))
-		t := 0
-		for ; t+4 <= T; t += 4 {
-			x0 := x[t*K : t*K+K]
-			x1 := x[(t+1)*K : (t+1)*K+K][:len(x0)]
-			x2 := x[(t+2)*K : (t+2)*K+K][:len(x0)]
-			x3 := x[(t+3)*K : (t+3)*K+K][:len(x0)]
-			a0l, a0h, a1l, a1h := bl, bh, bl, bh
-			a2l, a2h, a3l, a3h := bl, bh, bl, bh
-			w0 := unsafe.Pointer(unsafe.SliceData(wp))
-			for k := range x0 {
-				// Never a pointer past the panel (checkptr rejects one).
-				wk := unsafe.Add(w0, k*4*panel)
-				wl := archsimd.LoadFloat32x8((*[8]float32)(wk))
-				wh := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(wk, 32)))
-				v := archsimd.BroadcastFloat32x8(x0[k])
-				a0l = v.MulAdd(wl, a0l)
-				a0h = v.MulAdd(wh, a0h)
-				v = archsimd.BroadcastFloat32x8(x1[k])
-				a1l = v.MulAdd(wl, a1l)
-				a1h = v.MulAdd(wh, a1h)
-				v = archsimd.BroadcastFloat32x8(x2[k])
-				a2l = v.MulAdd(wl, a2l)
-				a2h = v.MulAdd(wh, a2h)
-				v = archsimd.BroadcastFloat32x8(x3[k])
-				a3l = v.MulAdd(wl, a3l)
-				a3h = v.MulAdd(wh, a3h)
-			}
-			store16(dst[t*N+col:], a0l, a0h)
-			store16(dst[(t+1)*N+col:], a1l, a1h)
-			store16(dst[(t+2)*N+col:], a2l, a2h)
-			store16(dst[(t+3)*N+col:], a3l, a3h)
-		}
-		for ; t < T; t++ {
-			al, ah := bl, bh
-			w0 := unsafe.Pointer(unsafe.SliceData(wp))
-			for k, xv := range x[t*K : t*K+K] {
-				wk := unsafe.Add(w0, k*4*panel)
-				wl := archsimd.LoadFloat32x8((*[8]float32)(wk))
-				wh := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(wk, 32)))
-				v := archsimd.BroadcastFloat32x8(xv)
-				al = v.MulAdd(wl, al)
-				ah = v.MulAdd(wh, ah)
-			}
-			store16(dst[t*N+col:], al, ah)
-		}
-	}
-}
+//go:noescape
+func axpyVec(dst, x *float32, n int, a float32)
 
-func store16(d []float32, lo, hi archsimd.Float32x8) {
-	d = d[:16]
-	lo.Store((*[8]float32)(d[:8]))
-	hi.Store((*[8]float32)(d[8:]))
-}
+//go:noescape
+func expSumVec(row *float32, n int, mx float32) float32
+
+//go:noescape
+func maxVec(row *float32, n int) float32
+
+//go:noescape
+func scaleVec(row *float32, n int, a float32)
+
+//go:noescape
+func sumVec(row, add *float32, n int) float32
+
+//go:noescape
+func sqDevVec(row *float32, n int, mean float32) float32
+
+//go:noescape
+func normVec(row, gain, bias *float32, n int, mean, inv float32)
 
 // geluAVX2 is geluGo eight at a time, with erf32's rational approximation
 // evaluated by fused multiply-adds.
 func geluAVX2(x []float32) {
-	bc := archsimd.BroadcastFloat32x8
-	lo, hi := bc(-4), bc(4)
-	half, one, scale := bc(0.5), bc(1), bc(math.Sqrt2/2)
-	p0, p1, p2, p3 := bc(-2.72614225801306e-10), bc(2.77068142495902e-08), bc(-2.10102402082508e-06), bc(-5.69250639462346e-05)
-	p4, p5, p6 := bc(-7.34990630326855e-04), bc(-2.95459980854025e-03), bc(-1.60960333262415e-02)
-	q0, q1, q2, q3, q4 := bc(-1.45660718464996e-05), bc(-2.13374055278905e-04), bc(-1.68282697438203e-03), bc(-7.37332916720468e-03), bc(-1.42647390514189e-02)
-	i := 0
-	for ; i+8 <= len(x); i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i : i+8]))
-		z := v.Mul(scale).Max(lo).Min(hi)
-		z2 := z.Mul(z)
-		p := z2.MulAdd(p0, p1)
-		p = z2.MulAdd(p, p2)
-		p = z2.MulAdd(p, p3)
-		p = z2.MulAdd(p, p4)
-		p = z2.MulAdd(p, p5)
-		p = z2.MulAdd(p, p6)
-		q := z2.MulAdd(q0, q1)
-		q = z2.MulAdd(q, q2)
-		q = z2.MulAdd(q, q3)
-		q = z2.MulAdd(q, q4)
-		erf := z.Mul(p).Div(q)
-		v.Mul(half).Mul(erf.Add(one)).Store((*[8]float32)(x[i : i+8]))
+	n := len(x) &^ 7
+	if n > 0 {
+		geluVec(&x[0], n)
 	}
-	geluGo(x[i:])
+	geluGo(x[n:])
 }
 
 func axpyAVX2(dst, x []float32, a float32) {
 	x = x[:len(dst)]
-	va := archsimd.BroadcastFloat32x8(a)
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		d := (*[8]float32)(dst[i : i+8])
-		va.MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[i:i+8])), archsimd.LoadFloat32x8(d)).Store(d)
+	n := len(dst) &^ 7
+	if n > 0 {
+		axpyVec(&dst[0], &x[0], n, a)
 	}
-	for ; i < len(dst); i++ {
+	for i := n; i < len(dst); i++ {
 		dst[i] += a * x[i]
 	}
 }
@@ -391,69 +303,28 @@ func axpyAVX2(dst, x []float32, a float32) {
 // expSumAVX2 is expSumGo eight at a time, exp32's method in vectors
 // (below -87 it gives e^-87 instead of 0: no difference to a softmax).
 func expSumAVX2(row []float32, mx float32) float32 {
-	bc := archsimd.BroadcastFloat32x8
-	vmx, lo, log2e := bc(mx), bc(-87), bc(math.Log2E)
-	c1, c2 := bc(0.693145751953125), bc(1.428606765330187e-06)
-	k6, k5, k4, k3, k2, k1 := bc(1.0/720), bc(1.0/120), bc(1.0/24), bc(1.0/6), bc(0.5), bc(1)
-	bias := archsimd.BroadcastInt32x8(127)
-	acc := bc(0)
-	i := 0
-	for ; i+8 <= len(row); i += 8 {
-		p := (*[8]float32)(row[i : i+8])
-		x := archsimd.LoadFloat32x8(p).Sub(vmx).Max(lo)
-		n := x.Mul(log2e).RoundToEven()
-		r := x.Sub(n.Mul(c1)).Sub(n.Mul(c2))
-		q := r.MulAdd(k6, k5)
-		q = q.MulAdd(r, k4)
-		q = q.MulAdd(r, k3)
-		q = q.MulAdd(r, k2)
-		q = q.MulAdd(r, k1)
-		q = q.MulAdd(r, k1)
-		e := q.Mul(n.ConvertToInt32().Add(bias).ShiftAllLeft(23).AsFloat32x8())
-		e.Store(p)
-		acc = acc.Add(e)
+	n := len(row) &^ 7
+	var s float32
+	if n > 0 {
+		s = expSumVec(&row[0], n, mx)
 	}
-	return hsum(acc) + expSumGo(row[i:], mx)
+	return s + expSumGo(row[n:], mx)
 }
 
 // normRowAVX2 is normRowGo with 8-wide float32 sums (two passes, so no
 // cancellation) for rows whose length is a multiple of 8.
 func normRowAVX2(row, add, g, b []float32, eps float32) {
 	n := len(row)
-	if n%8 != 0 {
+	if n == 0 || n%8 != 0 {
 		normRowGo(row, add, g, b, eps)
 		return
 	}
 	g, b = g[:n], b[:n]
-	load := func(s []float32, i int) archsimd.Float32x8 { return archsimd.LoadFloat32x8((*[8]float32)(s[i : i+8])) }
-	acc := archsimd.BroadcastFloat32x8(0)
+	var ap *float32
 	if add != nil {
-		add = add[:n]
-		for i := 0; i < n; i += 8 {
-			v := load(row, i).Add(load(add, i))
-			v.Store((*[8]float32)(row[i : i+8]))
-			acc = acc.Add(v)
-		}
-	} else {
-		for i := 0; i < n; i += 8 {
-			acc = acc.Add(load(row, i))
-		}
+		ap = &add[:n][0]
 	}
-	mean := hsum(acc) / float32(n)
-	vm := archsimd.BroadcastFloat32x8(mean)
-	acc = archsimd.BroadcastFloat32x8(0)
-	for i := 0; i < n; i += 8 {
-		d := load(row, i).Sub(vm)
-		acc = d.MulAdd(d, acc)
-	}
-	inv := archsimd.BroadcastFloat32x8(float32(1 / math.Sqrt(float64(hsum(acc)/float32(n))+float64(eps))))
-	for i := 0; i < n; i += 8 {
-		load(row, i).Sub(vm).Mul(inv).MulAdd(load(g, i), load(b, i)).Store((*[8]float32)(row[i : i+8]))
-	}
-}
-
-func hsum(v archsimd.Float32x8) float32 {
-	var l [8]float32
-	v.Store(&l)
-	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+	mean := sumVec(&row[0], ap, n) / float32(n)
+	inv := float32(1 / math.Sqrt(float64(sqDevVec(&row[0], n, mean)/float32(n))+float64(eps)))
+	normVec(&row[0], &g[0], &b[0], n, mean, inv)
 }
