@@ -83,9 +83,10 @@ func store4(d []float32, a, b, c, e float32) {
 }
 
 // Kernel names the matrix kernels in use: "avx2-fma" on an amd64 CPU
-// that has AVX2 and FMA (every build),
+// that has AVX2 and FMA (every build), "avx512" when it also has
+// AVX-512 (the float32 products in 512-bit registers, the same results),
 // "avx512-bf16" when it also has AVX512-BF16 (batches multiply in
-// bfloat16, single texts as avx2-fma), "avx512-vnni" when it has
+// bfloat16, single texts as avx512), "avx512-vnni" when it has
 // AVX512-VNNI as well (batches' feed-forward products in int8, the rest
 // as avx512-bf16), "neon" on arm64 (every build: the matrix products and
 // attention in NEON assembly, the rest plain Go), else "go". For status

@@ -166,7 +166,8 @@ func (k kernelSet) set() {
 
 // kernelChoices are the kernels this build and CPU can run, fastest
 // first: the one chosen at start-up, then without int8 (bf16 products
-// only), then without bf16 (the float32 SIMD kernels), then plain Go.
+// only), then without bf16 (the float32 SIMD kernels), then on amd64
+// with AVX-512 the float32 products in AVX2 alone, then plain Go.
 func kernelChoices() []kernelSet {
 	chosen := currentKernels()
 	choices := []kernelSet{chosen}
@@ -177,7 +178,10 @@ func kernelChoices() []kernelSet {
 	}
 	if chosen.useBF16 {
 		f := chosen
-		f.useBF16, f.useI8, f.kernel = false, false, "avx2-fma"
+		f.useBF16, f.useI8, f.kernel = false, false, float32Kernel(chosen)
+		choices = append(choices, f)
+	}
+	if f, ok := avx2Kernels(chosen); ok {
 		choices = append(choices, f)
 	}
 	if chosen.kernel != "go" {
@@ -305,14 +309,17 @@ func TestKernelChoice(t *testing.T) {
 	case runtime.GOARCH == "arm64":
 		want = []string{"neon"}
 	case runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		want = []string{"avx2-fma", "avx512-bf16", "avx512-vnni"}
+		want = []string{"avx2-fma"}
+		if cpu.X86.HasAVX512F {
+			want = []string{"avx512", "avx512-bf16", "avx512-vnni"}
+		}
 	default:
 		want = []string{"go"}
 	}
 	if !slices.Contains(want, Kernel()) {
 		t.Fatalf("Kernel() = %q on %s, want one of %q", Kernel(), runtime.GOARCH, want)
 	}
-	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512 && Kernel() == "avx2-fma" {
-		t.Errorf("Kernel() = avx2-fma on a CPU with AVX512-BF16: the bf16 kernel was not chosen")
+	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512F && Kernel() == "avx512" {
+		t.Errorf("Kernel() = avx512 on a CPU with AVX512-BF16: the bf16 kernel was not chosen")
 	}
 }
