@@ -219,7 +219,7 @@ func checkMemoryFiles(ctx context.Context, add func(name, status, format string,
 	}
 	for _, r := range reports {
 		status := "ok"
-		if !r.WithinLimit || r.Problem != "" {
+		if !r.UnderReminder || r.Problem != "" {
 			status = "warn"
 		}
 		name := "memory " + r.Kind

@@ -28,6 +28,17 @@ const (
 	ByteLimit = 25000
 )
 
+// The client's reminder thresholds: past 160 lines or 20,000 characters
+// (UTF-16 code units, as it counts them) it asks the model to shrink the
+// file, and the model then deletes lines, engram's or anyone's. engram
+// keeps the whole file under both: its blocks take only the room the rest
+// of the file leaves, and shrink first (fewer, higher-ranked lines) as the
+// rest grows; the rest is never touched.
+const (
+	ReminderLines = 160
+	ReminderChars = 20000
+)
+
 // BeliefBlockMaxLines caps the belief block, markers included.
 const BeliefBlockMaxLines = 30
 
@@ -99,6 +110,19 @@ func countLines(s string) int {
 	n := strings.Count(s, "\n")
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		n++
+	}
+	return n
+}
+
+// countChars counts s as the client counts characters: UTF-16 code units
+// (a character outside the Basic Multilingual Plane is two).
+func countChars(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 && r <= 0x10FFFF {
+			n++
+		}
 	}
 	return n
 }

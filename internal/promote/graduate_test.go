@@ -189,13 +189,14 @@ func TestForeignContentPastTheLimit(t *testing.T) {
 		t.Errorf("Stats.Promoted=%d, want 0: there is no room", st.Promoted)
 	}
 
-	// 190 lines of the user's leave room for a short block only.
-	f.write(file, strings.Join(strings.Split(big.String(), "\n")[:190], "\n")+"\n")
+	// 150 lines of the user's leave room for a short block only: the
+	// file stays under the client's reminder threshold of 160 lines.
+	f.write(file, strings.Join(strings.Split(big.String(), "\n")[:150], "\n")+"\n")
 	f.belief("Second statement", 0.8, 5, proj)
 	st = f.run(f.now.Add(time.Hour))
 	s := f.read(file)
-	if n := countLines(s); n > LineLimit {
-		t.Errorf("%d lines, want at most %d", n, LineLimit)
+	if n := countLines(s); n > ReminderLines {
+		t.Errorf("%d lines, want at most %d", n, ReminderLines)
 	}
 	if got := bullets(s, headingBeliefs); len(got) != 2 || st.Promoted != 2 {
 		t.Errorf("bullets %q, Stats.Promoted=%d: want both (7 lines fit in 10)", got, st.Promoted)
@@ -210,13 +211,16 @@ func TestForeignContentPastTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := find(reports, file)
-	if r == nil || !r.WithinLimit || r.OtherLines != 190 || r.EngramLines != 7 || r.Project != "big" {
+	if r == nil || !r.WithinLimit || !r.UnderReminder || !r.Limited || r.EngramRoom != 10 || r.OtherLines != 150 || r.EngramLines != 7 || r.Project != "big" {
 		t.Fatalf("report %+v", r)
+	}
+	if d := r.Describe(); !strings.Contains(d, "leaves engram 10 lines, so engram's part is kept smaller") {
+		t.Errorf("Describe() = %q, want it to say engram's part is kept smaller", d)
 	}
 	f.write(file, s+big.String())
 	reports, _ = Inspect(f.ctx, f.loc, f.db)
 	r = find(reports, file)
-	if r == nil || r.WithinLimit || !r.OtherOverLimit || !strings.Contains(r.Describe(), "by content that is not engram's") {
+	if r == nil || r.WithinLimit || r.UnderReminder || !r.OtherOverLimit || !strings.Contains(r.Describe(), "by content that is not engram's") {
 		t.Fatalf("report %+v: %s", r, r.Describe())
 	}
 	if g := find(reports, f.loc.GlobalFile()); g == nil || g.Exists {

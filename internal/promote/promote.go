@@ -10,8 +10,10 @@
 //     then leave;
 //   - graduation: important global episodes go into dated sections of the
 //     global MEMORY.md, whose oldest sections move to
-//     $ENGRAM_HOME/archive/YYYY-MM.md so that the file stays within the
-//     200 lines (and about 25 KB) the client loads;
+//     $ENGRAM_HOME/archive/YYYY-MM.md so that the file stays under the
+//     client's reminder thresholds (160 lines, 20,000 characters: past
+//     them it asks the model to shrink the file), well within the 200
+//     lines it loads;
 //   - compression: old episodes nobody ever recalled lose their full
 //     context and keep a shorter summary (still found by full-text search).
 //
@@ -355,16 +357,22 @@ func updateTarget(ctx context.Context, db *store.DB, opt Options, t *target, cur
 		d := parse(string(old), t.graduation)
 		d.sections = dropForgotten(d.sections, opt.forget)
 		damage = d.damage
-		lineRoom := LineLimit - countLines(d.foreign)
+		// The room the rest of the file leaves under the client's
+		// reminder thresholds (and its load limit in bytes).
+		lineRoom := ReminderLines - countLines(d.foreign)
+		charRoom := ReminderChars - countChars(d.foreign)
 		byteRoom := ByteLimit - len(d.foreign)
+		fits := func(block string, lines, chars, bytes int) bool {
+			return countLines(block) <= lines && countChars(block) <= chars && len(block) <= bytes
+		}
 		plan = planBeliefs(t, cur, why, opt.Now, label, func(block string) bool {
-			return countLines(block) <= min(BeliefBlockMaxLines, lineRoom) && len(block) <= byteRoom
+			return fits(block, min(BeliefBlockMaxLines, lineRoom), charRoom, byteRoom)
 		}, d.nl)
 		grad = graduation{}
 		var episodes string
 		if t.graduation {
 			grad = graduate(d.sections, candidates, opt.Now, func(block string) bool {
-				return countLines(block) <= lineRoom-countLines(plan.block) && len(block) <= byteRoom-len(plan.block)
+				return fits(block, lineRoom-countLines(plan.block), charRoom-countChars(plan.block), byteRoom-len(plan.block))
 			}, d.nl)
 			episodes = grad.block
 		}

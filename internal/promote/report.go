@@ -24,12 +24,26 @@ type FileReport struct {
 	EngramLines int `json:"engram_lines"`
 	OtherLines  int `json:"other_lines"`
 	OtherBytes  int `json:"other_bytes"`
+	// Chars counts the file as the client does (UTF-16 code units).
+	Chars      int `json:"chars"`
+	OtherChars int `json:"other_chars"`
 	// WithinLimit: the whole file reaches the model (at most LineLimit
 	// lines and ByteLimit bytes).
 	WithinLimit bool `json:"within_limit"`
-	// OtherOverLimit: the content that is not engram's fills the limit by
-	// itself; engram leaves it alone and has no room left in the file.
+	// UnderReminder: the file is under the client's reminder thresholds
+	// (at most ReminderLines lines and ReminderChars characters), so the
+	// client does not ask the model to shrink it.
+	UnderReminder bool `json:"under_reminder"`
+	// OtherOverLimit: the content that is not engram's reaches the
+	// reminder thresholds by itself; engram leaves it alone and has no
+	// room left in the file.
 	OtherOverLimit bool `json:"other_over_limit"`
+	// EngramRoom is how many lines the rest of the file leaves engram's
+	// blocks under the reminder thresholds; Limited, whether that is
+	// fewer than its belief block may take (BeliefBlockMaxLines), so that
+	// engram's part is kept smaller.
+	EngramRoom int  `json:"engram_room"`
+	Limited    bool `json:"limited"`
 	// Problem says what is wrong with the file, if anything.
 	Problem string `json:"problem,omitempty"`
 }
@@ -82,9 +96,13 @@ func inspect(path, dir, kind, root string, global bool) FileReport {
 	d := parse(s, global)
 	r.Lines, r.Bytes = countLines(s), len(s)
 	r.OtherLines, r.OtherBytes = countLines(d.foreign), len(d.foreign)
+	r.Chars, r.OtherChars = countChars(s), countChars(d.foreign)
 	r.EngramLines = r.Lines - r.OtherLines
 	r.WithinLimit = r.Lines <= LineLimit && r.Bytes <= ByteLimit
-	r.OtherOverLimit = r.OtherLines >= LineLimit || r.OtherBytes >= ByteLimit
+	r.UnderReminder = r.Lines <= ReminderLines && r.Chars <= ReminderChars && r.Bytes <= ByteLimit
+	r.OtherOverLimit = r.OtherLines >= ReminderLines || r.OtherChars >= ReminderChars || r.OtherBytes >= ByteLimit
+	r.EngramRoom = max(0, ReminderLines-r.OtherLines)
+	r.Limited = r.EngramRoom < BeliefBlockMaxLines
 	if len(d.damage) > 0 {
 		r.Problem = joinProblem(r.Problem, "damaged markers ("+strings.Join(d.damage, "; ")+"); the next cycle repairs them")
 	}
@@ -110,15 +128,21 @@ func (r FileReport) Describe() string {
 	}
 	var b strings.Builder
 	b.WriteString(plural(r.Lines, "line") + " (" + strconv.Itoa(r.EngramLines) + " engram's, " + strconv.Itoa(r.OtherLines) + " other)")
+	const thresholds = "the client's reminder thresholds (160 lines, 20,000 characters)"
 	switch {
-	case r.WithinLimit:
-		b.WriteString(", within the client's limit of " + plural(LineLimit, "line"))
+	case r.UnderReminder && r.Limited:
+		b.WriteString(", under " + thresholds + "; the rest of the file leaves engram " + plural(r.EngramRoom, "line") +
+			", so engram's part is kept smaller (its highest-ranked lines)")
+	case r.UnderReminder:
+		b.WriteString(", under " + thresholds)
 	case r.OtherOverLimit:
-		b.WriteString(", past the client's limit of " + plural(LineLimit, "line") + " (or 25 KB) by content that is not engram's: " +
-			"the model sees only the start of it, and engram has no room left there")
+		b.WriteString(", past " + thresholds + " by content that is not engram's: the client asks the model to shrink the file, " +
+			"and engram has no room left there")
 	default:
-		b.WriteString(", past the client's limit of " + plural(LineLimit, "line") + " (or 25 KB) since engram's last write: " +
-			"the next cycle makes engram's part smaller")
+		b.WriteString(", past " + thresholds + " since engram's last write: the next cycle makes engram's part smaller")
+	}
+	if !r.WithinLimit {
+		b.WriteString("; past the " + plural(LineLimit, "line") + " (or 25 KB) the client loads: the model sees only the start of it")
 	}
 	if r.Problem != "" {
 		b.WriteString("; " + r.Problem)

@@ -119,8 +119,11 @@ func (o Options) check() error {
 func (o Options) settingsPath() string { return filepath.Join(o.ClaudeConfigDir, "settings.json") }
 func (o Options) claudeMDPath() string { return filepath.Join(o.ClaudeConfigDir, "CLAUDE.md") }
 func (o Options) envPath() string      { return filepath.Join(o.Home, EnvFileName) }
-func (o Options) workerPath() string   { return filepath.Join(o.BinDir, WorkerBinary) }
-func (o Options) unitDir() string      { return filepath.Join(o.XDGConfigHome, "systemd", "user") }
+func (o Options) globalMemoryPath() string {
+	return filepath.Join(o.Home, "MEMORY.md")
+}
+func (o Options) workerPath() string { return filepath.Join(o.BinDir, WorkerBinary) }
+func (o Options) unitDir() string    { return filepath.Join(o.XDGConfigHome, "systemd", "user") }
 func (o Options) plistPath() string {
 	return filepath.Join(o.UserHome, "Library", "LaunchAgents", o.Label+".plist")
 }
@@ -144,13 +147,17 @@ const (
 
 // Report says what Install or Uninstall did.
 type Report struct {
-	Settings  Change // settings.json hooks
-	MCP       Change // the MCP server in Claude Code's user configuration file
-	Import    Change // the CLAUDE.md import line
-	EnvFile   Change // the commented template ENGRAM_HOME/env
-	Scheduler SchedulerReport
-	Memory    []Change // MEMORY.md files engram's blocks were taken out of (Uninstall)
-	Notes     []string // things the user should know or do
+	Settings Change // settings.json hooks
+	MCP      Change // the MCP server in Claude Code's user configuration file
+	Import   Change // the CLAUDE.md import line
+	EnvFile  Change // the commented template ENGRAM_HOME/env
+	// GlobalMemory is engram's global MEMORY.md, created empty for the
+	// import line when it did not exist yet (Install), or removed while
+	// still empty (Uninstall).
+	GlobalMemory Change
+	Scheduler    SchedulerReport
+	Memory       []Change // MEMORY.md files engram's blocks were taken out of (Uninstall)
+	Notes        []string // things the user should know or do
 }
 
 // SchedulerReport is the scheduler part of a Report.
@@ -165,7 +172,7 @@ type SchedulerReport struct {
 // String is the report for a person, one line per fact.
 func (r Report) String() string {
 	var b strings.Builder
-	changes := append([]Change{r.Settings, r.MCP, r.Import, r.EnvFile}, r.Scheduler.Files...)
+	changes := append([]Change{r.Settings, r.MCP, r.GlobalMemory, r.Import, r.EnvFile}, r.Scheduler.Files...)
 	changes = append(changes, r.Scheduler.Crontab)
 	for _, c := range append(changes, r.Memory...) {
 		if c.Path == "" {
@@ -242,10 +249,16 @@ func Install(ctx context.Context, opts Options) (Report, error) {
 			return r, err
 		}
 	}
-	if r.EnvFile, err = writeIfMissing(o.envPath(), envTemplate, 0o600); err != nil {
+	if r.EnvFile, err = writeIfMissing(o.envPath(), envTemplate, 0o600, "created a commented template (mode 0600) for the worker's settings"); err != nil {
 		return r, err
 	}
 
+	// The import line is added only once the file it imports exists:
+	// before the worker first writes the global MEMORY.md, the model would
+	// be shown the bare line. An empty file shows nothing.
+	if r.GlobalMemory, err = writeIfMissing(o.globalMemoryPath(), "", 0o600, "created it empty (mode 0600), for the CLAUDE.md import line to load"); err != nil {
+		return r, err
+	}
 	line := ImportLine(o.Home, o.UserHome)
 	r.Import, err = AddImport(o.claudeMDPath(), line)
 	if errors.Is(err, ErrSymlinkOutside) {
@@ -478,7 +491,7 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 		errs = append(errs, err)
 	}
 	if !o.Purge {
-		if r.EnvFile, err = removeIfContent(o.envPath(), envTemplate); err != nil {
+		if r.EnvFile, err = removeIfContent(o.envPath(), envTemplate, "removed the unedited template"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -490,6 +503,13 @@ func Uninstall(ctx context.Context, opts Options) (Report, error) {
 		r.Memory = changes
 		r.Notes = append(r.Notes, notes...)
 		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !o.Purge {
+		// The empty file Install made for the import line, or one left
+		// empty by taking engram's blocks out.
+		if r.GlobalMemory, err = removeIfContent(o.globalMemoryPath(), "", "removed it: it was empty"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -632,8 +652,10 @@ func writeOwned(path, text string, mode fs.FileMode) (Change, error) {
 	return f.commit([]byte(text), []string{act}, false)
 }
 
-// writeIfMissing creates a file with text, leaving an existing one alone.
-func writeIfMissing(path, text string, mode fs.FileMode) (Change, error) {
+// writeIfMissing creates a file with text, leaving an existing one (or
+// anything at path, a symlink included) alone; action says what creating
+// it did.
+func writeIfMissing(path, text string, mode fs.FileMode, action string) (Change, error) {
 	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if errors.Is(err, fs.ErrExist) {
 		return Change{Path: path}, nil
@@ -649,12 +671,12 @@ func writeIfMissing(path, text string, mode fs.FileMode) (Change, error) {
 		os.Remove(path)
 		return Change{Path: path}, err
 	}
-	return Change{Path: path, Changed: true, Created: true,
-		Actions: []string{"created a commented template (mode 0600) for the worker's settings"}}, nil
+	return Change{Path: path, Changed: true, Created: true, Actions: []string{action}}, nil
 }
 
-// removeIfContent removes a file still holding exactly text.
-func removeIfContent(path, text string) (Change, error) {
+// removeIfContent removes a file still holding exactly text; action says
+// what removing it did.
+func removeIfContent(path, text, action string) (Change, error) {
 	data, err := os.ReadFile(path)
 	if err != nil || string(data) != text {
 		return Change{}, nil // absent or edited: the user's now
@@ -662,5 +684,5 @@ func removeIfContent(path, text string) (Change, error) {
 	if err := os.Remove(path); err != nil {
 		return Change{Path: path}, err
 	}
-	return Change{Path: path, Changed: true, Removed: true, Actions: []string{"removed the unedited template"}}, nil
+	return Change{Path: path, Changed: true, Removed: true, Actions: []string{action}}, nil
 }

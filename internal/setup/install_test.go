@@ -592,3 +592,53 @@ func TestUninstallStripsMemory(t *testing.T) {
 		t.Errorf("report:\n%s", s)
 	}
 }
+
+// TestInstallImportsAnExistingFile: the CLAUDE.md import line is added
+// only once the global MEMORY.md it imports exists (Install creates it
+// empty, mode 0600), so that the model is never shown a bare import line;
+// a MEMORY.md already there is left as it is; Uninstall removes the file
+// while it is still empty and keeps it once it holds anything.
+func TestInstallImportsAnExistingFile(t *testing.T) {
+	fr := &fakeRunner{answers: []answer{{prefix: "systemctl --user is-system-running", out: "running\n"}}}
+	o := testHome(t, "linux", fr)
+	global := filepath.Join(o.Home, "MEMORY.md")
+	r, err := Install(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(global)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("after Install: %s: %v %v, want an empty regular file of mode 0600", global, fi, err)
+	}
+	if !r.GlobalMemory.Created || !strings.Contains(r.String(), global) {
+		t.Errorf("the report does not say the file was created:\n%s", r)
+	}
+	md, err := os.ReadFile(filepath.Join(o.ClaudeConfigDir, "CLAUDE.md"))
+	if err != nil || !strings.Contains(string(md), ImportLine(o.Home, o.UserHome)) {
+		t.Fatalf("CLAUDE.md lacks the import line: %q %v", md, err)
+	}
+	if _, err := Uninstall(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(global); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Uninstall the empty %s is still there (%v)", global, err)
+	}
+
+	// A file with content: Install keeps it byte for byte, Uninstall too.
+	const mine = "# kept\n"
+	if err := os.WriteFile(global, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Install(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if r.GlobalMemory.Changed {
+		t.Errorf("Install changed an existing %s: %+v", global, r.GlobalMemory)
+	}
+	if _, err := Uninstall(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(global); err != nil || string(b) != mine {
+		t.Errorf("after Uninstall %s = %q, %v; want %q", global, b, err, mine)
+	}
+}
