@@ -166,6 +166,10 @@ type Env struct {
 	Hooks      Hooks
 	// Extra are more variables of the environment (ENGRAM_* settings).
 	Extra []string
+	// ExecForm writes the hooks in exec form: "command" the program
+	// alone and "args" its arguments (none), which the client runs
+	// without a shell.
+	ExecForm bool
 
 	mu          sync.Mutex
 	sessionDirs map[string]string // session id -> the cwd it was started in
@@ -235,9 +239,10 @@ func (e *Env) SetHooks(h Hooks) {
 func (e *Env) writeSettings() {
 	e.t.Helper()
 	type hook struct {
-		Type    string `json:"type"`
-		Command string `json:"command"`
-		Timeout int    `json:"timeout,omitempty"`
+		Type    string    `json:"type"`
+		Command string    `json:"command"`
+		Args    *[]string `json:"args,omitempty"`
+		Timeout int       `json:"timeout,omitempty"`
 	}
 	type matcher struct {
 		Hooks []hook `json:"hooks"`
@@ -252,7 +257,11 @@ func (e *Env) writeSettings() {
 			if !filepath.IsAbs(c) {
 				e.t.Fatalf("hook command %q is not an absolute path", c)
 			}
-			hs = append(hs, hook{Type: "command", Command: c, Timeout: 30})
+			h := hook{Type: "command", Command: c, Timeout: 30}
+			if e.ExecForm {
+				h.Args = &[]string{}
+			}
+			hs = append(hs, h)
 		}
 		if len(hs) > 0 {
 			hooks[event] = []matcher{{Hooks: hs}}
