@@ -43,3 +43,10 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// minorFaults counts the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return int64(ru.Minflt) // int32 on some 32-bit platforms
+}

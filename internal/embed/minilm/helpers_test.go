@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -139,10 +138,4 @@ func peakRSS() string {
 		}
 	}
 	return "unknown"
-}
-
-func minorFaults() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Minflt
 }
