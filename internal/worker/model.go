@@ -32,6 +32,12 @@ type ModelState struct {
 	// avx2-fma for prompts; "avx2-fma"; "neon" on arm64; or "go": eight
 	// times slower).
 	Kernel string `json:"kernel"`
+	// Format is the installed runtime file's format version (2: float16
+	// matrices, half the bytes a prompt reads; 1: float32); Outdated, that
+	// installing the model again would write a faster one on this
+	// machine (scripts/install.sh then does).
+	Format   int  `json:"format,omitempty"`
+	Outdated bool `json:"outdated,omitempty"`
 }
 
 // Model reports the sentence embedder's state without opening it.
@@ -41,6 +47,9 @@ func Model(cfg config.Config) ModelState {
 	switch {
 	case err == nil:
 		st.Installed, st.Updated = true, fi.ModTime()
+		if v, err := minilm.FileVersion(cfg.ModelDir()); err == nil {
+			st.Format, st.Outdated = v, v < minilm.PreferredVersion()
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		st.Problem = err.Error()
 	}

@@ -63,7 +63,7 @@ func (m *Model) bf16Weights() *bfWeights {
 	}
 	m.bfOnce[v].Do(func() {
 		H, I := Dim, int(m.h.Inter)
-		at := func(off uint64, n int) []float32 { return m.w[off : off+uint64(n) : off+uint64(n)] }
+		at := m.matrix // float32, widened from a version-2 file's float16
 		bw := &bfWeights{}
 		for _, ll := range m.lay.layers {
 			bl := bfLayer{

@@ -40,7 +40,7 @@ func Convert(srcDir, dstDir string) error {
 	}
 
 	h := &header{
-		Version: formatVersion, Vocab: uint32(cfg.VocabSize), Hidden: uint32(cfg.HiddenSize),
+		Version: versionF32, Vocab: uint32(cfg.VocabSize), Hidden: uint32(cfg.HiddenSize),
 		Layers: uint32(cfg.NumHiddenLayers), Heads: uint32(cfg.NumAttentionHeads),
 		Inter: uint32(cfg.IntermediateSize), MaxPos: uint32(cfg.MaxPositionEmbeddings),
 		Eps: float32(cfg.LayerNormEps), CLS: tok.cls, SEP: tok.sep, UNK: tok.unk,
@@ -78,18 +78,45 @@ func Convert(srcDir, dstDir string) error {
 	h.OffsOff = alignUp(h.VocabOff + h.VocabLen)
 	h.SlotsOff = alignUp(h.OffsOff + uint64(len(offs)))
 	h.WeightsOff = alignUp(h.SlotsOff + uint64(len(slotBytes)))
-	h.FileSize = h.WeightsOff + 4*h.layout().total
+	// The weights are built in float32 (version 1's layout, the query
+	// unscaled), then written as the version this machine reads fastest:
+	// float16 matrices where it has the kernels for them and float16
+	// holds every matrix value exactly (the published model is float16),
+	// else float32 with the query scaled. The file is little-endian, as
+	// is every machine Open accepts.
+	if !littleEndian() {
+		return errors.New("minilm: big-endian machines are not supported")
+	}
+	l1 := h.layout()
+	w1 := make([]float32, l1.total)
+	if err := buildWeights(w1, h, cfg, st); err != nil {
+		return err
+	}
+	if halfNative && matricesExact(w1, &l1, h) {
+		h.Version = versionF16
+	}
+	l := h.layout()
+	h.FileSize = h.WeightsOff + 4*l.total
 	out := make([]byte, h.FileSize)
 	copy(out[h.VocabOff:], blob)
 	copy(out[h.OffsOff:], offs)
 	copy(out[h.SlotsOff:], slotBytes)
-	// The weights are built in place: the file is little-endian float32,
-	// as is every machine Open accepts.
-	if !littleEndian() {
-		return errors.New("minilm: big-endian machines are not supported")
-	}
-	if err := buildWeights(f32s(out[h.WeightsOff:], int(h.layout().total)), h, cfg, st); err != nil {
-		return err
+	if h.Version == versionF32 {
+		scaleQueryWeights(w1, &l1, h)
+		copy(f32s(out[h.WeightsOff:], int(l.total)), w1)
+	} else {
+		ws, w16 := f32s(out[h.WeightsOff:], int(l.total)), u16s(out[h.WeightsOff:], int(2*l.total))
+		from := l1.slots(h)
+		for i, s := range l.slots(h) {
+			src := w1[from[i].off : from[i].off+s.n]
+			if !s.matrix {
+				copy(ws[s.off:], src)
+				continue
+			}
+			for j, x := range src {
+				w16[2*s.off+uint64(j)], _ = halfOf(x)
+			}
+		}
 	}
 	h.VocabCRC = crc32.ChecksumIEEE(out[h.VocabOff:h.WeightsOff])
 	h.WeightsCRC = crc32.ChecksumIEEE(out[h.WeightsOff:])
@@ -387,7 +414,39 @@ func f16(h uint16) float32 {
 	}
 }
 
-// buildWeights lays the tensors out as layout() says.
+// matricesExact reports whether float16 holds every value of the layers'
+// matrices in w (laid out as l) exactly.
+func matricesExact(w []float32, l *layout, h *header) bool {
+	for _, s := range l.slots(h) {
+		if !s.matrix {
+			continue
+		}
+		for _, x := range w[s.off : s.off+s.n] {
+			if _, ok := halfOf(x); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// scaleQueryWeights multiplies the query's weights and bias in w (laid
+// out as l, version 1) by 1/sqrt(head size): the query's panels are the
+// first H of the 3H packed output columns.
+func scaleQueryWeights(w []float32, l *layout, h *header) {
+	H := uint64(h.Hidden)
+	s := float32(1 / math.Sqrt(float64(h.Hidden/h.Heads)))
+	for _, ll := range l.layers {
+		for _, part := range [][]float32{w[ll.qkvW : ll.qkvW+H*H], w[ll.qkvB : ll.qkvB+H]} {
+			for i := range part {
+				part[i] *= s
+			}
+		}
+	}
+}
+
+// buildWeights lays the tensors out as version 1's layout() says, the
+// query unscaled.
 func buildWeights(w []float32, h *header, cfg *bertConfig, ts tensors) error {
 	l := h.layout()
 	H, I := int(h.Hidden), int(h.Inter)
@@ -440,29 +499,20 @@ func buildWeights(w []float32, h *header, cfg *bertConfig, ts tensors) error {
 	}
 	put(l.embLNg, "embeddings.LayerNorm.weight", H)
 	put(l.embLNb, "embeddings.LayerNorm.bias", H)
-	scale := float32(1 / math.Sqrt(float64(H/int(h.Heads))))
 	for i, ll := range l.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		// Q, K and V become one linear layer of 3H outputs.
 		qkv := make([]float32, 0, 3*H*H)
 		qkvB := make([]float32, 0, 3*H)
-		for j, part := range []string{"query", "key", "value"} {
+		for _, part := range []string{"query", "key", "value"} {
 			wt, err1 := get(p+"attention.self."+part+".weight", H, H)
 			b, err2 := get(p+"attention.self."+part+".bias", H)
 			if err := errors.Join(err1, err2); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			s := float32(1)
-			if j == 0 {
-				s = scale
-			}
-			for _, x := range wt {
-				qkv = append(qkv, x*s)
-			}
-			for _, x := range b {
-				qkvB = append(qkvB, x*s)
-			}
+			qkv = append(qkv, wt...)
+			qkvB = append(qkvB, b...)
 		}
 		if len(qkv) == 3*H*H {
 			pack(w[ll.qkvW:], qkv, 3*H, H)

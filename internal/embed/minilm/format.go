@@ -15,7 +15,9 @@ import (
 //	vocab    the word pieces, concatenated
 //	offsets  uint32 × (vocab+1): piece i is vocab[offsets[i]:offsets[i+1]]
 //	slots    uint32 × hashSlots: open-addressing table, piece id+1 (0 = empty)
-//	weights  float32, little-endian, in the order of layout()
+//	weights  little-endian, in the order of layout(): float32, except the
+//	         four matrices of each layer in a version-2 file, which are
+//	         IEEE half precision (float16)
 //
 // Every section starts on a 64-byte boundary (cache line, and float32
 // alignment for the mmapped slices). Open checks the header CRC, the
@@ -24,11 +26,18 @@ import (
 const (
 	RuntimeFile = "minilm.engram"
 
-	magic         = "ENGRMLM\x00"
-	formatVersion = 1
-	headerSize    = 256
-	align         = 64
-	panel         = 16 // output columns per packed weight panel
+	magic = "ENGRMLM\x00"
+	// versionF32 files hold every weight in float32, the query weights
+	// and bias pre-scaled by 1/sqrt(head size); versionF16 files hold the
+	// layers' matrices in float16, as the published model has them (so
+	// exactly), and the query unscaled: the forward pass scales the
+	// query after its product. A product streams every weight of its
+	// matrix, so half the bytes is a faster prompt (matrices.go).
+	versionF32 = 1
+	versionF16 = 2
+	headerSize = 256
+	align      = 64
+	panel      = 16 // output columns per packed weight panel
 )
 
 // header fields, in file order after the magic; all uint32 except eps.
@@ -105,8 +114,8 @@ func decodeHeader(b []byte) (*header, error) {
 	u64 := func() uint64 { v := le.Uint64(b[p:]); p += 8; return v }
 	h := &header{}
 	h.Version = u32()
-	if h.Version != formatVersion {
-		return nil, fmt.Errorf("%w: version %d, want %d (convert the model again)", errFormat, h.Version, formatVersion)
+	if h.Version != versionF32 && h.Version != versionF16 {
+		return nil, fmt.Errorf("%w: version %d, want %d or %d (convert the model again)", errFormat, h.Version, versionF32, versionF16)
 	}
 	h.Vocab, h.Hidden, h.Layers, h.Heads = u32(), u32(), u32(), u32()
 	h.Inter, h.MaxPos = u32(), u32()
@@ -170,10 +179,12 @@ func (h *header) validate(size uint64) error {
 	return nil
 }
 
-// layout gives the float offsets of every weight inside the weights
-// section. Linear layers are stored packed (see pack) with their bias
-// after them; the query weights and bias are pre-scaled by 1/sqrt(head
-// size); token type 0 is folded into the position embeddings.
+// layout gives the offsets of every weight inside the weights section, in
+// 4-byte units (a float32 each; in a version-2 file a matrix's float16
+// values take two to a unit). Linear layers are stored packed (see pack)
+// with their bias after them; in a version-1 file the query weights and
+// bias are pre-scaled by 1/sqrt(head size); token type 0 is folded into
+// the position embeddings.
 type layout struct {
 	word, pos, embLNg, embLNb uint64
 	layers                    []layerLayout
@@ -193,20 +204,48 @@ func (h *header) layout() layout {
 		next += (n + 15) &^ 15 // keep every table 64-byte aligned
 		return o
 	}
+	takeMat := take
+	if h.Version == versionF16 {
+		takeMat = func(n uint64) uint64 { return take((n + 1) / 2) }
+	}
 	l.word, l.pos = take(V*H), take(P*H)
 	l.embLNg, l.embLNb = take(H), take(H)
 	for range h.Layers {
 		var ll layerLayout
-		ll.qkvW, ll.qkvB = take(3*H*H), take(3*H)
-		ll.outW, ll.outB = take(H*H), take(H)
+		ll.qkvW, ll.qkvB = takeMat(3*H*H), take(3*H)
+		ll.outW, ll.outB = takeMat(H*H), take(H)
 		ll.ln1g, ll.ln1b = take(H), take(H)
-		ll.upW, ll.upB = take(I*H), take(I)
-		ll.downW, ll.downB = take(H*I), take(H)
+		ll.upW, ll.upB = takeMat(I*H), take(I)
+		ll.downW, ll.downB = takeMat(H*I), take(H)
 		ll.ln2g, ll.ln2b = take(H), take(H)
 		l.layers = append(l.layers, ll)
 	}
 	l.total = next
 	return l
+}
+
+// slots lists every tensor of the layout in file order: its offset, its
+// number of values, and whether it is a layer's matrix (float16 in a
+// version-2 file). The layouts of the two versions list the same tensors
+// in the same order.
+func (l *layout) slots(h *header) []tensorSlot {
+	H, I, V, P := uint64(h.Hidden), uint64(h.Inter), uint64(h.Vocab), uint64(h.MaxPos)
+	s := []tensorSlot{{l.word, V * H, false}, {l.pos, P * H, false}, {l.embLNg, H, false}, {l.embLNb, H, false}}
+	for _, ll := range l.layers {
+		s = append(s,
+			tensorSlot{ll.qkvW, 3 * H * H, true}, tensorSlot{ll.qkvB, 3 * H, false},
+			tensorSlot{ll.outW, H * H, true}, tensorSlot{ll.outB, H, false},
+			tensorSlot{ll.ln1g, H, false}, tensorSlot{ll.ln1b, H, false},
+			tensorSlot{ll.upW, I * H, true}, tensorSlot{ll.upB, I, false},
+			tensorSlot{ll.downW, H * I, true}, tensorSlot{ll.downB, H, false},
+			tensorSlot{ll.ln2g, H, false}, tensorSlot{ll.ln2b, H, false})
+	}
+	return s
+}
+
+type tensorSlot struct {
+	off, n uint64
+	matrix bool
 }
 
 func alignUp(n uint64) uint64 { return (n + align - 1) &^ (align - 1) }

@@ -48,6 +48,10 @@ func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 	wk.vp = grow(wk.vp, H*Tp)
 	w, l, eps := m.w, &m.lay, m.h.Eps
 	at := func(off uint64, n int) []float32 { return w[off : off+uint64(n) : off+uint64(n)] }
+	// A version-2 file's matrices are float16, its query unscaled.
+	half := m.w16 != nil
+	at16 := func(off uint64, n int) []uint16 { return m.w16[2*off : 2*off+uint64(n) : 2*off+uint64(n)] }
+	qScale := float32(1 / math.Sqrt(float64(H/heads)))
 
 	for t, id := range wk.ids {
 		we := at(l.word+uint64(id)*uint64(H), H)
@@ -72,11 +76,16 @@ func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 				linearI8(dst, x, &wk.i8, T, K, N, wq, at(boff, N), threads)
 			case wb != nil:
 				wk.xb = linearBF16(dst, x, wk.xb, T, K, N, wb, at(boff, N), threads)
+			case half:
+				linearHalf(dst, x, T, K, N, at16(off, K*N), at(boff, N), threads)
 			default:
 				linear(dst, x, T, K, N, at(off, K*N), at(boff, N), threads)
 			}
 		}
 		prod(wk.qkv, wk.x, H, 3*H, ll.qkvW, ll.qkvB, bl.qkv, nil)
+		if half {
+			scaleQuery(wk.qkv, T, H, qScale)
+		}
 		attention(wk.ctx, wk.qkv, wk.prob, wk.kt, wk.vp, T, H, heads, threads)
 		prod(wk.tmp, wk.ctx, H, H, ll.outW, ll.outB, bl.out, nil)
 		layerNorm(wk.x, wk.tmp, T, H, at(ll.ln1g, H), at(ll.ln1b, H), eps)

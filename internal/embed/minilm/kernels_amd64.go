@@ -16,8 +16,12 @@ func init() {
 		matmul, gelu, axpy, expSum, normRow = matmulAVX2, geluAVX2, axpyAVX2, expSumAVX2, normRowAVX2
 		attendHeads = attendHeadsAVX2
 		kernel = "avx2-fma"
+		if cpu.X86.HasF16C {
+			matmulHalf, halfNative = matmulHalfAVX2, true
+		}
 		if cpu.X86.HasAVX512F {
 			matmul, kernel = matmulAVX512, "avx512"
+			matmulHalf, halfNative = matmulHalfAVX512, true
 		}
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
 			matmulBF16, bf16Pairs, useBF16 = matmulBF16AVX512, bf16PairsAVX512, true
@@ -268,6 +272,72 @@ func matmulAVX512(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
 	}
 	if p < p1 {
 		matmulAVX2(dst, x, T, K, N, w, b, p, p1)
+	}
+}
+
+// gemm6x16h and gemm6x32h are gemm6x16 and gemm6x32 for panels of
+// float16 weights (gemm_amd64.s), widened to float32 as they are loaded:
+// the same sums of the same values in the same order.
+//
+//go:noescape
+func gemm6x16h(k int, x *float32, ldx int, w *uint16, b *float32, dst *float32, ldd int)
+
+//go:noescape
+func gemm6x32h(k int, x *float32, ldx int, w *uint16, b *float32, dst *float32, ldd int)
+
+// matmulHalfAVX2 is matmulAVX2 for float16 weights, with gemm6x16h.
+func matmulHalfAVX2(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int) {
+	halfBlocks(dst, x, T, K, N, w, b, p0, p1, false)
+}
+
+// matmulHalfAVX512 is matmulAVX512 for float16 weights: gemm6x32h on
+// pairs of panels, gemm6x16h on one left over.
+func matmulHalfAVX512(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int) {
+	halfBlocks(dst, x, T, K, N, w, b, p0, p1, true)
+}
+
+// halfBlocks runs the float16 kernels over panels [p0, p1) in blocks of 6
+// tokens, the last T mod 6 a block overlapping the one before; a sequence
+// shorter than 6 tokens is copied into a block of 6 padded with zero rows,
+// and only its own rows are kept. With pairs, two panels at a time.
+func halfBlocks(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int, pairs bool) {
+	if T == 0 || p0 >= p1 {
+		return
+	}
+	rows, ld, out, col0 := T, N, dst, 0
+	xs := x[:T*K]
+	if T < 6 {
+		// Short: six rows, T of them x's, the rest zero, into a
+		// block of its own (the columns of [p0, p1) only).
+		pad := make([]float32, 6*K+6*(p1-p0)*panel)
+		copy(pad, x[:T*K])
+		xs, rows, ld, out, col0 = pad[:6*K], 6, (p1-p0)*panel, pad[6*K:], p0*panel
+	}
+	_ = w[p1*K*panel-1]
+	for p := p0; p < p1; {
+		col := p * panel
+		n := 1
+		if pairs && p+2 <= p1 {
+			n = 2
+		}
+		_, _ = out[(rows-1)*ld+col-col0+n*panel-1], b[col+n*panel-1]
+		for t := 0; ; t += 6 {
+			t = min(t, rows-6)
+			if n == 2 {
+				gemm6x32h(K, &xs[t*K], K, &w[p*K*panel], &b[col], &out[t*ld+col-col0], ld)
+			} else {
+				gemm6x16h(K, &xs[t*K], K, &w[p*K*panel], &b[col], &out[t*ld+col-col0], ld)
+			}
+			if t+6 == rows {
+				break
+			}
+		}
+		p += n
+	}
+	if T < 6 {
+		for t := range T {
+			copy(dst[t*N+p0*panel:t*N+p1*panel], out[t*ld:(t+1)*ld])
+		}
 	}
 }
 

@@ -23,6 +23,9 @@ func avx2Kernels(k kernelSet) (kernelSet, bool) {
 		return k, false
 	}
 	k.matmul, k.useBF16, k.useI8, k.kernel = matmulAVX2, false, false, "avx2-fma"
+	if cpu.X86.HasF16C {
+		k.matmulHalf = matmulHalfAVX2
+	}
 	return k, true
 }
 
@@ -48,4 +51,16 @@ func TestAVX512Matmul(t *testing.T) {
 			}
 		}
 	}
+}
+
+// halfKernels are the float16 assembly kernels this CPU runs.
+func halfKernels() []namedHalf {
+	var ks []namedHalf
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
+		ks = append(ks, namedHalf{"matmulHalfAVX2", matmulHalfAVX2})
+	}
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, namedHalf{"matmulHalfAVX512", matmulHalfAVX512})
+	}
+	return ks
 }

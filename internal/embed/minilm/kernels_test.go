@@ -151,17 +151,18 @@ type kernelSet struct {
 	expSum      func([]float32, float32) float32
 	normRow     func(row, add, g, b []float32, eps float32)
 	attendHeads func(ctx, qkv, prob, kt, vp []float32, T, H, heads, h0, h1 int)
+	matmulHalf  func(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int)
 	useBF16     bool
 	useI8       bool
 	kernel      string
 }
 
 func currentKernels() kernelSet {
-	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, useI8, kernel}
+	return kernelSet{matmul, gelu, axpy, expSum, normRow, attendHeads, matmulHalf, useBF16, useI8, kernel}
 }
 
 func (k kernelSet) set() {
-	matmul, gelu, axpy, expSum, normRow, attendHeads, useBF16, useI8, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.useBF16, k.useI8, k.kernel
+	matmul, gelu, axpy, expSum, normRow, attendHeads, matmulHalf, useBF16, useI8, kernel = k.matmul, k.gelu, k.axpy, k.expSum, k.normRow, k.attendHeads, k.matmulHalf, k.useBF16, k.useI8, k.kernel
 }
 
 // kernelChoices are the kernels this build and CPU can run, fastest
@@ -185,7 +186,7 @@ func kernelChoices() []kernelSet {
 		choices = append(choices, f)
 	}
 	if chosen.kernel != "go" {
-		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, false, false, "go"})
+		choices = append(choices, kernelSet{matmulGo, geluGo, axpyGo, expSumGo, normRowGo, attendHeadsGo, matmulHalfGo, false, false, "go"})
 	}
 	return choices
 }
@@ -321,5 +322,66 @@ func TestKernelChoice(t *testing.T) {
 	}
 	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512F && Kernel() == "avx512" {
 		t.Errorf("Kernel() = avx512 on a CPU with AVX512-BF16: the bf16 kernel was not chosen")
+	}
+}
+
+// TestHalfKernel checks the float16 product in use against the float32
+// one on the same values widened: the same sums in the same order, so the
+// same bits.
+func TestHalfKernel(t *testing.T) {
+	t.Logf("kernel %s, float16 in assembly: %v", kernel, halfNative)
+	for _, tc := range []struct{ T, K, N, p0, p1 int }{
+		{1, 384, 32, 0, 2}, {3, 8, 48, 0, 3}, {5, 384, 64, 1, 4}, {6, 384, 16, 0, 1}, {7, 1, 48, 0, 3},
+		{13, 1536, 384, 0, 24}, {20, 384, 1536, 0, 96}, {20, 384, 1536, 48, 96}, {61, 384, 80, 1, 5},
+	} {
+		x, w, b := randMat(tc.T*tc.K), randMat(tc.K*tc.N), randMat(tc.N)
+		w16 := make([]uint16, len(w))
+		for i, v := range w {
+			// Round to a float16 value (keep 10 fraction bits).
+			w[i] = math.Float32frombits(math.Float32bits(v) &^ 0x1fff)
+			var ok bool
+			if w16[i], ok = halfOf(w[i]); !ok {
+				t.Fatalf("halfOf(%g) not exact", w[i])
+			}
+		}
+		want := randMat(tc.T*tc.N + 1)[1:]
+		before := slices.Clone(want)
+		matmul(want, x, tc.T, tc.K, tc.N, w, b, tc.p0, tc.p1)
+		kernels := append(halfKernels(), namedHalf{"matmulHalfGo", matmulHalfGo})
+		for _, k := range kernels {
+			got := slices.Clone(before)
+			k.f(got, x, tc.T, tc.K, tc.N, w16, b, tc.p0, tc.p1)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s %+v: [%d] = %g, float32 kernel %g", k.name, tc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// namedHalf is a float16 kernel, for tests.
+type namedHalf struct {
+	name string
+	f    func(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int)
+}
+
+// TestHalfOf checks the exact float32 → float16 conversion against every
+// float16 value, and that values float16 cannot hold are refused.
+func TestHalfOf(t *testing.T) {
+	for h := range 1 << 16 {
+		x := f16(uint16(h))
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			continue
+		}
+		got, ok := halfOf(x)
+		if !ok || f16(got) != x || (x != 0 && got != uint16(h)) {
+			t.Fatalf("halfOf(%g) = %#04x %v, want %#04x", x, got, ok, h)
+		}
+	}
+	for _, x := range []float32{1 + 0x1p-11, 0x1p-25, 65536, 1e-10, 0.1} {
+		if h, ok := halfOf(x); ok {
+			t.Errorf("halfOf(%g) = %#04x, ok: float16 does not hold it", x, h)
+		}
 	}
 }

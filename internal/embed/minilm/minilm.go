@@ -49,6 +49,7 @@ type Model struct {
 	unmap  func([]byte) error
 	tok    tokenizer
 	w      []float32 // the weights section
+	w16    []uint16  // the same bytes as float16, in a version-2 file; else nil
 	lay    layout
 	closed atomic.Bool
 	// use is read-held by every embedding and Check, and taken by Close:
@@ -107,6 +108,9 @@ func newModel(data []byte, unmap func([]byte) error) (*Model, error) {
 		maxChars: int(h.MaxChars),
 	}
 	m.w = f32s(data[h.WeightsOff:], int(m.lay.total))
+	if h.Version == versionF16 {
+		m.w16 = u16s(data[h.WeightsOff:], int(2*m.lay.total))
+	}
 	return m, nil
 }
 
@@ -274,6 +278,14 @@ func u32s(b []byte, n int) []uint32 {
 	}
 	_ = b[4*n-1]
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
+}
+
+func u16s(b []byte, n int) []uint16 {
+	if n == 0 {
+		return nil
+	}
+	_ = b[2*n-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
 }
 
 func f32s(b []byte, n int) []float32 {

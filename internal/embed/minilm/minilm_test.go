@@ -374,3 +374,83 @@ func FuzzTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestFormatVersions converts the model both ways: with the float16
+// kernels, version 2 (float16 matrices, half the bytes a prompt reads),
+// and without them, version 1 (float32). Both open, and their vectors
+// agree: the same weights, only the query's scaling is rounded in another
+// place.
+func TestFormatVersions(t *testing.T) {
+	m2 := testModel(t)
+	if halfNative && m2.h.Version != versionF16 {
+		t.Fatalf("with the float16 kernels, Convert wrote version %d, want %d", m2.h.Version, versionF16)
+	}
+	if !halfNative {
+		t.Skipf("kernel %s: no float16 kernels, Convert writes version 1 only", kernel)
+	}
+	src := npmModelDir()
+	dir := t.TempDir()
+	halfNative = false
+	err := Convert(src, dir)
+	halfNative = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m1.Close()
+	if m1.h.Version != versionF32 || m1.w16 != nil {
+		t.Fatalf("without the float16 kernels, Convert wrote version %d", m1.h.Version)
+	}
+	for d, want := range map[string]int{dir: versionF32, converted.dir: versionF16} {
+		if v, err := FileVersion(d); err != nil || v != want {
+			t.Errorf("FileVersion(%s) = %d, %v; want %d", d, v, err, want)
+		}
+	}
+	if PreferredVersion() != versionF16 {
+		t.Errorf("PreferredVersion() = %d with the float16 kernels, want %d", PreferredVersion(), versionF16)
+	}
+	s1, s2 := fileSize(t, dir), fileSize(t, filepath.Dir(m2Path(t)))
+	t.Logf("runtime file: version 1 %d bytes, version 2 %d bytes", s1, s2)
+	var matrices int64
+	for _, sl := range m1.lay.slots(m1.h) {
+		if sl.matrix {
+			matrices += int64(sl.n)
+		}
+	}
+	if s1-s2 != 2*matrices {
+		t.Errorf("version 2 is %d bytes, version 1 %d: want the %d matrix values at 2 bytes instead of 4", s2, s1, matrices)
+	}
+	for _, text := range []string{"hello", "which restaurants in rome would you suggest for a dinner with friends", workerText} {
+		v1, v2 := m1.EmbedText(text, 128), m2.EmbedText(text, 128)
+		var dot float64
+		for i := range v1 {
+			dot += float64(v1[i]) * float64(v2[i])
+		}
+		if dot < 0.99999 {
+			t.Errorf("%q: cosine %.7f between the two versions' vectors, want ≥ 0.99999", text, dot)
+		}
+	}
+	if err := m1.Check(); err != nil {
+		t.Error(err)
+	}
+	if err := m2.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func fileSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(dir, RuntimeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func m2Path(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(converted.dir, RuntimeFile)
+}
