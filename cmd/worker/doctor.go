@@ -70,7 +70,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 		both := false
 		for _, h := range [][2]string{{"UserPromptSubmit", setup.UserPromptBinary}, {"Stop", setup.StopBinary}} {
 			event, bin := h[0], h[1]
-			cmds := hookCommands(settings, event, bin)
+			cmds, progs := hookCommands(settings, event, bin)
 			switch {
 			case len(cmds) == 0 && plugin != "":
 				add("hook "+event, "ok", "from the Claude Code plugin %s", plugin)
@@ -82,7 +82,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			case len(cmds) > 1:
 				add("hook "+event, "warn", "%d copies of the %s hook: %s", len(cmds), bin, strings.Join(cmds, ", "))
 			default:
-				path := strings.Fields(cmds[0])[0]
+				path := progs[0]
 				if st, err := os.Stat(path); err != nil || st.Mode()&0o111 == 0 {
 					add("hook "+event, "fail", "%s is not an executable file", path)
 				} else {
@@ -302,7 +302,9 @@ func readSettings(path string) (map[string]any, error) {
 	return m, nil
 }
 
-// hookCommands lists the commands of an event's hooks that run bin.
+// hookCommands lists the commands of an event's hooks that run bin, and
+// the program each runs (the command itself in exec form, where the hook
+// has "args"; its first shell word otherwise).
 // enabledPlugin is the name of engram's Claude Code plugin ("engram@…")
 // when settings.json enables it, else "".
 func enabledPlugin(settings map[string]any) string {
@@ -320,22 +322,22 @@ func enabledPlugin(settings map[string]any) string {
 	return names[0]
 }
 
-func hookCommands(settings map[string]any, event, bin string) []string {
+func hookCommands(settings map[string]any, event, bin string) (cmds, programs []string) {
 	hooks, _ := settings["hooks"].(map[string]any)
 	groups, _ := hooks[event].([]any)
-	var out []string
 	for _, g := range groups {
 		gm, _ := g.(map[string]any)
 		list, _ := gm["hooks"].([]any)
 		for _, h := range list {
 			hm, _ := h.(map[string]any)
 			cmd, _ := hm["command"].(string)
-			if f := strings.Fields(cmd); len(f) > 0 && filepath.Base(f[0]) == bin {
-				out = append(out, cmd)
+			_, exec := hm["args"]
+			if p := setup.HookProgram(cmd, exec); p != "" && filepath.Base(p) == bin {
+				cmds, programs = append(cmds, cmd), append(programs, p)
 			}
 		}
 	}
-	return out
+	return cmds, programs
 }
 
 // checkMCP finds engram's MCP server in Claude Code's user configuration

@@ -50,7 +50,10 @@ func (h Hooks) path(event string) string {
 	return h.UserPromptSubmit
 }
 
-// commands maps each event to the command string written for it.
+// commands maps each event to the command string written for it: the
+// program's path alone, written in exec form (ExecForm), or, for a path
+// with a blank (which exec form does not take in "command"), the path
+// quoted for the shell.
 func (h Hooks) commands() (map[string]string, error) {
 	cmds := map[string]string{}
 	for _, ev := range hookEvents {
@@ -61,7 +64,11 @@ func (h Hooks) commands() (map[string]string, error) {
 		if err := checkPath(ev.event+" hook", p); err != nil {
 			return nil, err
 		}
-		cmds[ev.event] = shellQuote(p)
+		if ExecForm(p) {
+			cmds[ev.event] = p
+		} else {
+			cmds[ev.event] = shellQuote(p)
+		}
 	}
 	if len(cmds) == 0 {
 		return nil, errors.New("no hook binary given")
@@ -79,10 +86,19 @@ func (h Hooks) basenames(ev hookEvent) []string {
 	return names
 }
 
+// ExecForm reports whether setup writes a hook running program in exec
+// form: {"type": "command", "command": PROGRAM, "args": []}, which the
+// client runs without a shell (one process fewer on every prompt). A path
+// with a blank stays in shell form, quoted: the client takes "command" as
+// one executable name in exec form and warns about blanks in it.
+func ExecForm(program string) bool { return !strings.ContainsAny(program, " \t") }
+
 // ourHook is one engram entry found in settings: hooks[event][group].hooks[hook].
 type ourHook struct {
 	group, hook int
+	obj         *jnode // the hook object
 	command     *jnode
+	exec        bool // it has "args": exec form
 }
 
 // eventNodes finds the containers on the way to an event's list of groups;
@@ -136,8 +152,10 @@ func findOurs(list *jnode, names []string) []ourHook {
 			if err != nil || c == nil || c.kind != jString {
 				continue
 			}
-			if slices.Contains(names, filepath.Base(commandProgram(c.str))) {
-				found = append(found, ourHook{group: gi, hook: hi, command: c})
+			a, _, _ := h.member("args")
+			exec := a != nil
+			if slices.Contains(names, filepath.Base(HookProgram(c.str, exec))) {
+				found = append(found, ourHook{group: gi, hook: hi, obj: h, command: c, exec: exec})
 			}
 		}
 	}
@@ -145,7 +163,16 @@ func findOurs(list *jnode, names []string) []ourHook {
 }
 
 func hookGroup(command string) jobj {
-	return jobj{{"hooks", jarr{jobj{{"type", "command"}, {"command", command}}}}}
+	return jobj{{"hooks", jarr{hookEntry(command)}}}
+}
+
+// hookEntry is one hook object: in exec form (with "args") when command
+// is a program's path alone.
+func hookEntry(command string) jobj {
+	if ExecForm(command) {
+		return jobj{{"type", "command"}, {"command", command}, {"args", jarr{}}}
+	}
+	return jobj{{"type", "command"}, {"command", command}}
 }
 
 // mergeHooksBytes adds or updates engram's hooks in a settings document
@@ -190,6 +217,9 @@ func mergeHooksBytes(data []byte, cmds map[string]string, h Hooks) ([]byte, []st
 				c := found[0].command
 				doc = splice(doc, c.start, c.end, quoteJSON(cmd))
 				actions = append(actions, fmt.Sprintf("replaced the %s hook %s with %s", ev.event, c.str, cmd))
+			case ExecForm(cmd) && !found[0].exec:
+				doc = appendItem(doc, st, found[0].obj, "args", jarr{})
+				actions = append(actions, fmt.Sprintf("changed the %s hook %s to exec form (no shell)", ev.event, cmd))
 			case len(found) > 1:
 				last := found[len(found)-1]
 				doc = removeOurs(doc, root, hooksObj, list, ev.event, last)
@@ -334,6 +364,16 @@ func RemoveHooks(settingsPath string, hooks Hooks) (Change, error) {
 		return ch, fmt.Errorf("%s: %w; the file was not changed", settingsPath, err)
 	}
 	return f.commit(out, actions, false)
+}
+
+// HookProgram is the program a hook's "command" runs: the whole string in
+// exec form (the hook has "args"), else its first shell word, unquoted,
+// after any leading NAME=value assignments.
+func HookProgram(command string, exec bool) string {
+	if exec {
+		return command
+	}
+	return commandProgram(command)
 }
 
 // commandProgram is the program a hook command runs: its first shell word,

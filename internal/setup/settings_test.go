@@ -39,6 +39,9 @@ var settingsCases = []struct {
 	{name: "compact one line", orig: `{"model":"x","hooks":{"Stop":[{"hooks":[{"type":"command","command":"a"}]}]}}`, mode: 0o600, golden: "compact.golden", inverse: true},
 	{name: "tabs and CRLF", orig: "{\r\n\t\"a\": [1, 2.50, null],\r\n\t\"b\": \"\\u00e9\"\r\n}\r\n", mode: 0o600, golden: "crlf.golden", inverse: true},
 	{name: "ours already there", orig: readTestdata("ours.json"), mode: 0o600, golden: "ours.json", inverse: false},
+	// An older setup's hooks (or the README's old way, by hand), in shell
+	// form: changed to exec form in place, the user's hook kept.
+	{name: "ours in shell form", orig: readTestdata("ours-shell.json"), mode: 0o600, golden: "ours-shell.golden", inverse: false},
 }
 
 func readTestdata(name string) string {
@@ -467,7 +470,7 @@ func TestRemoveHooksRestoresOriginal(t *testing.T) {
 		{"setup, reinstall at another prefix", []Hooks{hooksA, hooksB}},
 	}
 	for _, tc := range settingsCases {
-		if tc.golden == "ours.json" {
+		if tc.golden == "ours.json" || tc.golden == "ours-shell.golden" {
 			continue // the original already holds our hooks: see TestRemoveHooksPreexisting
 		}
 		for _, seq := range sequences {
@@ -573,12 +576,13 @@ func TestRemoveHooksAfterUserEdit(t *testing.T) {
 }
 
 func TestRemoveHooksPreexisting(t *testing.T) {
-	// Hooks added by hand (the README's old way), with setup never writing:
-	// uninstall still takes them out, keeping the user's other hook.
-	orig := readTestdata("ours.json")
+	// Hooks added by hand (the README's old way, in shell form), setup
+	// changing them to exec form: uninstall still takes them out, keeping
+	// the user's other hook.
+	orig := readTestdata("ours-shell.json")
 	_, path := setupSettings(t, false, orig, 0o600)
-	if ch, err := MergeHooks(path, hooksA); err != nil || ch.Changed {
-		t.Fatalf("MergeHooks: Changed=%v err=%v, want no change", ch.Changed, err)
+	if ch, err := MergeHooks(path, hooksA); err != nil || !ch.Changed {
+		t.Fatalf("MergeHooks: Changed=%v err=%v, want the hooks changed to exec form", ch.Changed, err)
 	}
 	if _, err := RemoveHooks(path, hooksA); err != nil {
 		t.Fatal(err)
@@ -653,6 +657,30 @@ func TestMergeHooksQuotesOddPaths(t *testing.T) {
 	}
 	if got := countOurs(t, readFile(t, path)); !reflect.DeepEqual(got, want) {
 		t.Errorf("commands %v, want %v", got, want)
+	}
+	// A blank keeps the shell form (the client takes an exec-form
+	// "command" as one name and warns about blanks); a path without one,
+	// however odd, is written as it is, in exec form.
+	if bytes.Contains(readFile(t, path), []byte(`"args"`)) {
+		t.Errorf("a path with a blank was written in exec form:\n%s", readFile(t, path))
+	}
+	_, path2 := setupSettings(t, true, "", 0)
+	if _, err := MergeHooks(path2, HooksIn("/opt/it's/bin")); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string    `json:"command"`
+				Args    *[]string `json:"args"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(readFile(t, path2), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if h := doc.Hooks["Stop"][0].Hooks[0]; h.Command != "/opt/it's/bin/engram-hook-stop" || h.Args == nil || len(*h.Args) != 0 {
+		t.Errorf("Stop hook %+v, want the path as it is with empty args", h)
 	}
 	if _, err := MergeHooks(path, Hooks{Stop: "relative/engram-hook-stop"}); err == nil {
 		t.Errorf("a relative path was accepted")
