@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +16,7 @@ import (
 	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/embed/minilm"
+	"github.com/engram-memory/engram/internal/health"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/share"
@@ -58,46 +58,15 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			add("binary "+b, "warn", "not on PATH (the hooks use absolute paths, so this only matters for you)")
 		}
 	}
-	settingsPath := filepath.Join(cfg.ClaudeConfigDir, "settings.json")
-	settings, err := readSettings(settingsPath)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		add("hooks", "fail", "%s does not exist: run engram-worker setup", settingsPath)
-	case err != nil:
-		add("hooks", "fail", "%s: %v", settingsPath, err)
-	default:
-		plugin := enabledPlugin(settings)
-		both := false
-		for _, h := range [][2]string{{"UserPromptSubmit", setup.UserPromptBinary}, {"Stop", setup.StopBinary}} {
-			event, bin := h[0], h[1]
-			cmds, progs := hookCommands(settings, event, bin)
-			switch {
-			case len(cmds) == 0 && plugin != "":
-				add("hook "+event, "ok", "from the Claude Code plugin %s", plugin)
-			case len(cmds) == 0:
-				add("hook "+event, "fail", "no %s hook in %s: run engram-worker setup", bin, settingsPath)
-			case plugin != "":
-				both = true
-				add("hook "+event, "warn", "both the plugin %s and setup's %s run it", plugin, cmds[0])
-			case len(cmds) > 1:
-				add("hook "+event, "warn", "%d copies of the %s hook: %s", len(cmds), bin, strings.Join(cmds, ", "))
-			default:
-				path := progs[0]
-				if st, err := os.Stat(path); err != nil || st.Mode()&0o111 == 0 {
-					add("hook "+event, "fail", "%s is not an executable file", path)
-				} else {
-					add("hook "+event, "ok", "%s", path)
-				}
-			}
-		}
-		if both {
-			add("plugin", "warn", "engram is installed twice, as the Claude Code plugin %s and by setup: every hook runs twice "+
-				"(a turn is still stored once); keep one: claude plugin uninstall %s, or engram-worker uninstall", plugin, plugin)
-		}
-		if v, ok := settings["autoMemoryEnabled"].(bool); ok && !v {
-			add("auto-memory", "warn", "autoMemoryEnabled is false in %s: Claude Code will not load project MEMORY.md files", settingsPath)
+	// What the hooks write, and whether Claude Code runs them: the checks
+	// status and memory_status share (package health).
+	addFindings := func(fs []health.Finding) {
+		for _, f := range fs {
+			checks = append(checks, check{f.Name, f.Status, f.Detail})
 		}
 	}
+	addFindings(health.Storage(cfg))
+	addFindings(health.Hooks(cfg))
 	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
 		add("auto-memory", "warn", "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code will not load project MEMORY.md files")
 	}
@@ -288,56 +257,6 @@ func report(e *env, checks []check, asJSON bool) error {
 		return fmt.Errorf("%d problem(s) found", failed)
 	}
 	return nil
-}
-
-func readSettings(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
-	}
-	return m, nil
-}
-
-// hookCommands lists the commands of an event's hooks that run bin, and
-// the program each runs (the command itself in exec form, where the hook
-// has "args"; its first shell word otherwise).
-// enabledPlugin is the name of engram's Claude Code plugin ("engram@…")
-// when settings.json enables it, else "".
-func enabledPlugin(settings map[string]any) string {
-	plugins, _ := settings["enabledPlugins"].(map[string]any)
-	var names []string
-	for name, on := range plugins {
-		if b, _ := on.(bool); b && strings.HasPrefix(name, "engram@") {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return ""
-	}
-	return names[0]
-}
-
-func hookCommands(settings map[string]any, event, bin string) (cmds, programs []string) {
-	hooks, _ := settings["hooks"].(map[string]any)
-	groups, _ := hooks[event].([]any)
-	for _, g := range groups {
-		gm, _ := g.(map[string]any)
-		list, _ := gm["hooks"].([]any)
-		for _, h := range list {
-			hm, _ := h.(map[string]any)
-			cmd, _ := hm["command"].(string)
-			_, exec := hm["args"]
-			if p := setup.HookProgram(cmd, exec); p != "" && filepath.Base(p) == bin {
-				cmds, programs = append(cmds, cmd), append(programs, p)
-			}
-		}
-	}
-	return cmds, programs
 }
 
 // checkMCP finds engram's MCP server in Claude Code's user configuration

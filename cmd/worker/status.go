@@ -17,6 +17,7 @@ import (
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/consolidate"
 	"github.com/engram-memory/engram/internal/embed/minilm"
+	"github.com/engram-memory/engram/internal/health"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/review"
@@ -56,13 +57,17 @@ func versionLine() string {
 
 // statusReport is what `status --json` prints.
 type statusReport struct {
-	Home          string         `json:"home"`
-	Database      string         `json:"database"`
-	DatabaseBytes int64          `json:"database_bytes"`
-	Captures      map[string]int `json:"captures"`
-	Pending       int            `json:"pending_captures"`
-	Episodes      int            `json:"episodes"`
-	Beliefs       map[string]int `json:"beliefs"`
+	Home string `json:"home"`
+	// Problems are what the checks doctor and memory_status share
+	// (package health) find wrong: the hooks' storage and whether Claude
+	// Code runs them.
+	Problems      []health.Finding `json:"problems"`
+	Database      string           `json:"database"`
+	DatabaseBytes int64            `json:"database_bytes"`
+	Captures      map[string]int   `json:"captures"`
+	Pending       int              `json:"pending_captures"`
+	Episodes      int              `json:"episodes"`
+	Beliefs       map[string]int   `json:"beliefs"`
 	// Kinds counts the recalled episodes and the active beliefs by kind;
 	// Lifecycle, the episodes live, archived and expired.
 	Kinds         kindCounts     `json:"kinds"`
@@ -347,6 +352,10 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	} else if sr.Configured || len(sr.Projects) > 0 {
 		r.Share = &sr
 	}
+	r.Problems = health.Problems(append(health.Storage(s.cfg), health.Hooks(s.cfg)...))
+	if r.Problems == nil {
+		r.Problems = []health.Finding{}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -460,6 +469,16 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 			label = "           "
 		}
 		fmt.Fprintf(e.stdout, "%s %s (engram's core-memory block)\n", label, p)
+	}
+	if len(r.Problems) == 0 {
+		fmt.Fprintln(e.stdout, "problems:   none in the hooks' storage or set-up (engram-worker doctor checks the rest)")
+	}
+	for i, f := range r.Problems {
+		label := "problems:  "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(e.stdout, "%s %s %s: %s\n", label, f.Status, f.Name, f.Detail)
 	}
 	return nil
 }

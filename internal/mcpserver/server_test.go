@@ -652,15 +652,40 @@ func TestStatus(t *testing.T) {
 	text = mustCall(t, cs, ToolStatus, nil)
 	t.Logf("status:\n%s", text)
 	for _, want := range []string{"episodes:   3", "beliefs:    3 (active 2, archived 1)", "last run:   never",
-		"the worker has never run", "UserPromptSubmit hook is not in", "Stop hook is not in", "MCP server is not registered",
+		"the worker has never run", "settings.json does not exist: Claude Code runs no hook of engram's", "MCP server is not registered",
 		"extractor:  local"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status lacks %q", want)
 		}
 	}
 
+	// With the Claude Code plugin alone, the plugin runs the hooks and
+	// registers the MCP server: neither is a problem, and nothing tells
+	// the model to run setup beside it.
+	settingsPath := filepath.Join(cfg.ClaudeConfigDir, "settings.json")
+	if err := os.MkdirAll(cfg.ClaudeConfigDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settingsPath, []byte(`{"enabledPlugins": {"engram@engram": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text = mustCall(t, cs, ToolStatus, nil)
+	for _, bad := range []string{"hook", "MCP server is not registered", "engram-worker setup"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("status with the plugin alone says %q:\n%s", bad, text)
+		}
+	}
+	if err := os.Remove(settingsPath); err != nil {
+		t.Fatal(err)
+	}
+
 	// Installed and run: no problem left.
 	bin := t.TempDir()
+	for _, b := range []string{setup.UserPromptBinary, setup.StopBinary} {
+		if err := os.WriteFile(filepath.Join(bin, b), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := setup.MergeHooks(filepath.Join(cfg.ClaudeConfigDir, "settings.json"), setup.HooksIn(bin)); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/health"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/spool"
@@ -122,30 +122,19 @@ func (s *Server) storeStatus(ctx context.Context, db *store.DB, b *strings.Build
 	return nil
 }
 
-// installProblems checks what setup installs: the hooks, the MCP
-// registration, and whether Claude Code loads MEMORY.md files.
+// installProblems checks what the hooks write and whether Claude Code
+// runs them (package health, as doctor does: settings.json's hooks or the
+// plugin), the MCP registration, and whether Claude Code loads MEMORY.md
+// files.
 func (s *Server) installProblems(problem func(string, ...any)) {
-	settings := filepath.Join(s.cfg.ClaudeConfigDir, "settings.json")
-	hooks, err := setup.InstalledHooks(settings)
-	if err != nil {
-		problem("%s cannot be read: %v", settings, err)
-	} else {
-		for _, ev := range []string{"UserPromptSubmit", "Stop"} {
-			if hooks[ev] == "" {
-				problem("engram's %s hook is not in %s: run engram-worker setup", ev, settings)
-			}
-		}
-		if data, err := os.ReadFile(settings); err == nil {
-			var v struct {
-				AutoMemory *bool `json:"autoMemoryEnabled"`
-			}
-			if json.Unmarshal(data, &v) == nil && v.AutoMemory != nil && !*v.AutoMemory {
-				problem("autoMemoryEnabled is false in %s: Claude Code does not load the project MEMORY.md files engram writes", settings)
-			}
-		}
+	for _, f := range health.Problems(append(health.Storage(s.cfg), health.Hooks(s.cfg)...)) {
+		problem("%s: %s", f.Name, f.Detail)
 	}
 	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
 		problem("CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code does not load the project MEMORY.md files engram writes")
+	}
+	if health.Plugin(s.cfg) != "" {
+		return // the plugin registers the MCP server itself
 	}
 	path := s.opts.UserConfig
 	reg, err := setup.RegisteredMCP(path)
