@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,15 +14,12 @@ import (
 
 	"github.com/engram-memory/engram/internal/claudellm"
 	"github.com/engram-memory/engram/internal/config"
-	"github.com/engram-memory/engram/internal/embed/minilm"
 	"github.com/engram-memory/engram/internal/health"
 	"github.com/engram-memory/engram/internal/promote"
 	"github.com/engram-memory/engram/internal/setup"
 	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/spool"
-	"github.com/engram-memory/engram/internal/stophook"
 	"github.com/engram-memory/engram/internal/store"
-	"github.com/engram-memory/engram/internal/worker"
 )
 
 // check is one finding of doctor.
@@ -73,7 +69,8 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	checkMCP(add, setup.UserConfigFor(cfg))
 
 	// Scheduler.
-	checkSchedulers(ctx, add, cfg)
+	dir, _ := binDir()
+	addFindings(health.Scheduler(ctx, cfg, dir))
 
 	// Store.
 	db, err := store.Open(ctx, cfg.DBPath(), store.Options{MustExist: true})
@@ -87,11 +84,9 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 			v, _ := db.UserVersion(ctx)
 			add("database", "ok", "%s, schema %d, quick_check ok", cfg.DBPath(), v)
 		}
-		checkLastRun(ctx, add, db)
+		addFindings(health.Worker(ctx, cfg, db, time.Now()))
 		checkSearchIndex(ctx, add, cfg, db)
-		if counts, err := db.CaptureCounts(ctx); err == nil && counts[store.CaptureFailed] > 0 {
-			add("captures", "warn", "%d captures failed to ingest (see %s)", counts[store.CaptureFailed], filepath.Join(cfg.LogDir(), "worker.log"))
-		}
+		addFindings([]health.Finding{health.Import(cfg)})
 		checkMemoryFiles(ctx, add, cfg, db)
 		checkCoreFiles(ctx, add, cfg, db)
 		checkShare(ctx, add, cfg, db)
@@ -103,19 +98,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	}
 
 	// The sentence embedder: recall by meaning needs it; engram works without.
-	switch st := worker.Model(cfg); {
-	case st.Problem != "":
-		add("sentence embedder", "fail", "%s", modelLine(st))
-	case st.Installed && st.Enabled:
-		if m, err := minilm.Open(st.Dir); err != nil {
-			add("sentence embedder", "fail", "%s does not open: %v (reinstall: engram-worker model install DIR)", st.Dir, err)
-		} else {
-			m.Close()
-			add("sentence embedder", "ok", "%s", modelLine(st))
-		}
-	default:
-		add("sentence embedder", "warn", "%s", modelLine(st))
-	}
+	addFindings([]health.Finding{health.Model(cfg)})
 
 	// The claude backend: the binary, and today's use (no call is made:
 	// a check must not spend the user's quota).
@@ -154,29 +137,9 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	return report(e, checks, *asJSON)
 }
 
-// checkMemoryFiles reports whether Claude Code loads engram's global
-// MEMORY.md (the CLAUDE.md import line), and how each MEMORY.md engram
-// writes stands against the 200 lines the client loads.
+// checkMemoryFiles reports how each MEMORY.md engram writes stands against
+// the client's thresholds.
 func checkMemoryFiles(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config, db *store.DB) {
-	home := os.Getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	line := setup.ImportLine(cfg.Home, home)
-	claudeMD := filepath.Join(cfg.ClaudeConfigDir, "CLAUDE.md")
-	data, err := os.ReadFile(claudeMD)
-	imported := false
-	for l := range strings.SplitSeq(string(data), "\n") {
-		imported = imported || strings.TrimRight(l, " \t\r") == line
-	}
-	switch {
-	case imported:
-		add("memory import", "ok", "%s imports %s", claudeMD, filepath.Join(cfg.Home, "MEMORY.md"))
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		add("memory import", "warn", "%s: %v", claudeMD, err)
-	default:
-		add("memory import", "warn", "%s lacks the line %s: Claude Code does not load engram's global MEMORY.md (run engram-worker setup)", claudeMD, line)
-	}
 	loc := promote.LocationsFrom(cfg)
 	if loc.SettingsProblem != "" {
 		add("auto-memory directory", "warn", "%s", loc.SettingsProblem)
@@ -279,93 +242,6 @@ func checkMCP(add func(name, status, format string, a ...any), path string) {
 		} else {
 			add("mcp server", "ok", "%s %s (in %s)", reg.Command, setup.MCPCommand, path)
 		}
-	}
-}
-
-// checkSchedulers says what schedules the worker: a warning when nothing
-// active does, the Stop hook's fallback then being all that runs it.
-func checkSchedulers(ctx context.Context, add func(name, status, format string, a ...any), cfg config.Config) {
-	dir, _ := binDir()
-	scheds := setup.Schedulers(ctx, setup.DefaultOptions(cfg, dir))
-	active := false
-	for _, sc := range scheds {
-		active = active || sc.Active
-	}
-	for _, sc := range scheds {
-		status := "ok"
-		if !active {
-			status = "warn"
-		}
-		add("scheduler", status, "%s", sc.Detail)
-	}
-	if active {
-		return
-	}
-	// What would schedule it: what setup installs, or, where it can
-	// install nothing (as setup said), what is missing.
-	remedy := "engram-worker setup installs a scheduler"
-	if len(scheds) > 0 {
-		remedy = "until the scheduler above runs"
-	} else if ok, why := setup.Schedulable(ctx, setup.DefaultOptions(cfg, dir)); !ok {
-		remedy = why + ": nothing can schedule it here; install cron and run engram-worker setup again to have it run every " +
-			config.WorkerInterval.String()
-	}
-	if cfg.SelfSchedule {
-		add("scheduler", "warn", "nothing schedules the worker: the Stop hook starts it when it has not run for %s, so it runs only while Claude Code is in use (%s)", stophook.StaleAfter, remedy)
-	} else {
-		add("scheduler", "warn", "nothing schedules the worker and ENGRAM_SELF_SCHEDULE=false: captures wait until engram-worker run (%s)", remedy)
-	}
-}
-
-// checkLastRun says when the worker last ran, warning when it has not for
-// longer than twice its interval or failed, and since when captures wait.
-func checkLastRun(ctx context.Context, add func(name, status, format string, a ...any), db *store.DB) {
-	now := time.Now()
-	stale, _, err := stophook.WorkerStale(ctx, db, now)
-	if err != nil {
-		add("last run", "fail", "%v", err)
-		return
-	}
-	run, ok, err := db.LastRun(ctx, "")
-	switch {
-	case err != nil:
-		add("last run", "fail", "%v", err)
-	case !ok:
-		add("last run", "warn", "the worker has never run: engram-worker run")
-	default:
-		status, detail := "ok", fmt.Sprintf("%s, %s ago", run.FinishedAt.UTC().Format(time.RFC3339), now.Sub(run.FinishedAt).Round(time.Second))
-		if run.Error != "" {
-			status, detail = "warn", detail+": "+run.Error
-		}
-		if stale {
-			status = "warn"
-			detail += fmt.Sprintf(" (it should run every %s)", config.WorkerInterval)
-		}
-		add("last run", status, "%s", detail)
-	}
-	if at, ok, err := db.OldestPending(ctx); err == nil && ok && now.Sub(at) > stophook.StaleAfter {
-		add("pending captures", "warn", "captures have waited for the worker since %s (%s)", at.UTC().Format(time.RFC3339), now.Sub(at).Round(time.Minute))
-	}
-	checkQuarantine(ctx, add, db)
-}
-
-// checkQuarantine warns when a step of the cycle holds items it failed on,
-// with how many and the latest reason.
-func checkQuarantine(ctx context.Context, add func(name, status, format string, a ...any), db *store.DB) {
-	items, err := db.ListQuarantine(ctx, false)
-	switch {
-	case err != nil:
-		add("quarantine", "fail", "%v", err)
-	case len(items) == 0:
-		add("quarantine", "ok", "no item held out of the worker's steps")
-	default:
-		byStage := map[string]int{}
-		for _, q := range items {
-			byStage[q.Stage]++
-		}
-		reason, _, _ := strings.Cut(items[0].Reason, "\n")
-		add("quarantine", "warn", "%s held out of their step; the latest, %s: %s (engram-worker quarantine list; a new build tries them again)",
-			counts(byStage), items[0].ID, reason)
 	}
 }
 

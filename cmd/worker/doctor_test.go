@@ -99,7 +99,7 @@ func TestDoctorStatusStaleWorker(t *testing.T) {
 	out, _, _ = h.run(t, "", "doctor")
 	found := false
 	for _, l := range strings.Split(out, "\n") {
-		if regexp.MustCompile(`^warn last run +\S+, 3h0m\d+s ago \(it should run every 15m0s\)$`).MatchString(l) {
+		if regexp.MustCompile(`^warn last run +\S+, 3h0m\d+s ago; it should run every 15m0s: is its scheduler installed and running\?$`).MatchString(l) {
 			found = true
 		}
 	}

@@ -352,7 +352,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	} else if sr.Configured || len(sr.Projects) > 0 {
 		r.Share = &sr
 	}
-	r.Problems = health.Problems(append(health.Storage(s.cfg), health.Hooks(s.cfg)...))
+	checks := append(health.Storage(s.cfg), health.Hooks(s.cfg)...)
+	checks = append(checks, health.Worker(ctx, s.cfg, s.db, time.Now())...)
+	r.Problems = health.Problems(append(checks, health.Import(s.cfg)))
 	if r.Problems == nil {
 		r.Problems = []health.Finding{}
 	}
@@ -471,7 +473,7 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %s (engram's core-memory block)\n", label, p)
 	}
 	if len(r.Problems) == 0 {
-		fmt.Fprintln(e.stdout, "problems:   none in the hooks' storage or set-up (engram-worker doctor checks the rest)")
+		fmt.Fprintln(e.stdout, "problems:   none found by the checks doctor shares (engram-worker doctor checks the rest)")
 	}
 	for i, f := range r.Problems {
 		label := "problems:  "

@@ -692,6 +692,9 @@ func TestStatus(t *testing.T) {
 	if _, err := setup.MergeMCP(srv.opts.UserConfig, filepath.Join(bin, setup.WorkerBinary)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := setup.AddImport(filepath.Join(cfg.ClaudeConfigDir, "CLAUDE.md"), setup.ImportLine(cfg.Home, os.Getenv("HOME"))); err != nil {
+		t.Fatal(err)
+	}
 	id, err := db.StartRun(context.Background(), "run")
 	if err != nil {
 		t.Fatal(err)
@@ -712,7 +715,7 @@ func TestStatus(t *testing.T) {
 	}
 	srv.opts.Now = func() time.Time { return time.Now().Add(3 * time.Hour) }
 	text = mustCall(t, cs, ToolStatus, nil)
-	for _, want := range []string{"the last worker run failed: embedder unreachable", "the worker last ran 3h0m0s ago"} {
+	for _, want := range []string{"the last worker run failed: embedder unreachable", "3h0m0s ago", "it should run every 15m0s: is its scheduler installed and running?"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status lacks %q:\n%s", want, text)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,10 +16,6 @@ import (
 	"github.com/engram-memory/engram/internal/store"
 	"github.com/engram-memory/engram/internal/worker"
 )
-
-// StaleRun is the age of the last worker run past which status reports a
-// problem (the scheduler runs it every 15 minutes).
-const StaleRun = 2 * time.Hour
 
 // status is memory_status: the store's counts, the last run, the
 // extractor and embedder, and the problems `engram-worker doctor` would
@@ -103,21 +98,17 @@ func (s *Server) storeStatus(ctx context.Context, db *store.DB, b *strings.Build
 	fmt.Fprintf(b, "captures:   %s\n", counts(caps))
 	if !ran {
 		b.WriteString("last run:   never\n")
-		problem("the worker has never run: nothing captured is turned into memories until it does (engram-worker run)")
-		return nil
+	} else {
+		age := now.Sub(run.FinishedAt)
+		fmt.Fprintf(b, "last run:   %s (%s ago)", run.FinishedAt.In(now.Location()).Format(time.RFC3339), age.Round(time.Second))
+		if run.Error != "" {
+			fmt.Fprintf(b, ", failed: %s", run.Error)
+		}
+		b.WriteString("\n")
 	}
-	age := now.Sub(run.FinishedAt)
-	fmt.Fprintf(b, "last run:   %s (%s ago)", run.FinishedAt.In(now.Location()).Format(time.RFC3339), age.Round(time.Second))
-	if run.Error != "" {
-		fmt.Fprintf(b, ", failed: %s", run.Error)
-		problem("the last worker run failed: %s", run.Error)
-	}
-	b.WriteString("\n")
-	if age > StaleRun {
-		problem("the worker last ran %s ago, but its scheduler runs it every 15 minutes: is the scheduler installed and running?", age.Round(time.Minute))
-	}
-	if n := caps[store.CaptureFailed]; n > 0 {
-		problem("%d capture(s) failed to become episodes (see %s)", n, filepath.Join(s.cfg.LogDir(), "worker.log"))
+	// The worker's problems as doctor finds them (package health).
+	for _, f := range health.Problems(health.Worker(ctx, s.cfg, db, now)) {
+		problem("%s: %s", f.Name, f.Detail)
 	}
 	return nil
 }
@@ -127,7 +118,8 @@ func (s *Server) storeStatus(ctx context.Context, db *store.DB, b *strings.Build
 // plugin), the MCP registration, and whether Claude Code loads MEMORY.md
 // files.
 func (s *Server) installProblems(problem func(string, ...any)) {
-	for _, f := range health.Problems(append(health.Storage(s.cfg), health.Hooks(s.cfg)...)) {
+	checks := append(health.Storage(s.cfg), health.Hooks(s.cfg)...)
+	for _, f := range health.Problems(append(checks, health.Import(s.cfg))) {
 		problem("%s: %s", f.Name, f.Detail)
 	}
 	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/engram-memory/engram/internal/config"
@@ -111,4 +112,26 @@ func sourceNewer(cfg config.Config) bool {
 		}
 	}
 	return newer
+}
+
+// Describe says in one line whether memories are found by meaning.
+func (st ModelState) Describe() string {
+	switch {
+	case st.Problem != "":
+		return "sentence embedder: unusable (" + st.Problem + "); memories are found by their words only"
+	case !st.Enabled:
+		return "sentence embedder: turned off (ENGRAM_SENTENCE_EMBEDDER=false); memories are found by their words only"
+	case st.Installed && st.Outdated:
+		return "sentence embedder: " + minilm.Name + " in " + st.Dir + " (kernels: " + st.Kernel + "; its file is of format " +
+			strconv.Itoa(st.Format) + ", which this machine reads slower than a new conversion: run scripts/install.sh again, or engram-worker model install DIR)"
+	case st.Installed:
+		format := ""
+		if st.Format == 2 {
+			format = ", float16 matrices"
+		}
+		return "sentence embedder: " + minilm.Name + " in " + st.Dir + " (kernels: " + st.Kernel + format + ")"
+	case st.Source != "":
+		return "sentence embedder: to be installed from " + st.Source + " at the next worker cycle"
+	}
+	return "sentence embedder: not installed (scripts/install.sh fetches it with npm; or engram-worker model install DIR); memories are found by their words only"
 }
