@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -485,20 +484,4 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func counts(m map[string]int) string {
-	if len(m) == 0 {
-		return "0"
-	}
-	keys := make([]string, 0, len(m))
-	total := 0
-	for k, n := range m {
-		keys = append(keys, k)
-		total += n
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
-}
+func counts(m map[string]int) string { return health.Counts(m) }

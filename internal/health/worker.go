@@ -73,18 +73,22 @@ func Worker(ctx context.Context, cfg config.Config, db *store.DB, now time.Time)
 		}
 		reason, _, _ := strings.Cut(items[0].Reason, "\n")
 		c.add("quarantine", Warn, "%s held out of their step; the latest, %s: %s (engram-worker quarantine list; a new build tries them again)",
-			countsLine(byStage), items[0].ID, reason)
+			Counts(byStage), items[0].ID, reason)
 	}
 	return c
 }
 
-// countsLine renders counts as "total (k n, …)".
-func countsLine(m map[string]int) string {
+// Counts renders counts as "total (k n, …)", keys in order; "0" when
+// they sum to nothing.
+func Counts(m map[string]int) string {
 	keys := make([]string, 0, len(m))
 	total := 0
 	for k, n := range m {
 		keys = append(keys, k)
 		total += n
+	}
+	if total == 0 {
+		return "0"
 	}
 	sort.Strings(keys)
 	parts := make([]string, len(keys))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -139,20 +138,4 @@ func (s *Server) installProblems(problem func(string, ...any)) {
 }
 
 // counts renders a map of counts as "total (k n, …)".
-func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	total := 0
-	for k, n := range m {
-		keys = append(keys, k)
-		total += n
-	}
-	if total == 0 {
-		return "0"
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
-}
+func counts(m map[string]int) string { return health.Counts(m) }

@@ -119,17 +119,24 @@ func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 // linear sets dst (T × N) to x (T × K) times the packed weights w plus b,
 // splitting the weight panels across up to threads goroutines.
 func linear(dst, x []float32, T, K, N int, w, b []float32, threads int) {
+	byPanels(T, K, N, threads, func(p0, p1 int) { matmul(dst, x, T, K, N, w, b, p0, p1) })
+}
+
+// byPanels runs f over the N/panel output panels of a T × K by K × N
+// product, split into ranges across up to threads goroutines (one when
+// the product is small: waking another costs more than it saves).
+func byPanels(T, K, N, threads int, f func(p0, p1 int)) {
 	panels := N / panel
 	parts := min(threads, panels, max(1, T*K*N/parallelMin))
 	if parts <= 1 {
-		matmul(dst, x, T, K, N, w, b, 0, panels)
+		f(0, panels)
 		return
 	}
 	var wg sync.WaitGroup
 	for i := 1; i < parts; i++ {
-		wg.Go(func() { matmul(dst, x, T, K, N, w, b, i*panels/parts, (i+1)*panels/parts) })
+		wg.Go(func() { f(i*panels/parts, (i+1)*panels/parts) })
 	}
-	matmul(dst, x, T, K, N, w, b, 0, panels/parts)
+	f(0, panels/parts)
 	wg.Wait()
 }
 

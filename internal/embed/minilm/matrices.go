@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 )
 
 // Version-2 runtime files keep the layers' matrices in float16, the
@@ -30,18 +29,7 @@ var (
 
 // linearHalf is linear with float16 weights.
 func linearHalf(dst, x []float32, T, K, N int, w []uint16, b []float32, threads int) {
-	panels := N / panel
-	parts := min(threads, panels, max(1, T*K*N/parallelMin))
-	if parts <= 1 {
-		matmulHalf(dst, x, T, K, N, w, b, 0, panels)
-		return
-	}
-	var wg sync.WaitGroup
-	for i := 1; i < parts; i++ {
-		wg.Go(func() { matmulHalf(dst, x, T, K, N, w, b, i*panels/parts, (i+1)*panels/parts) })
-	}
-	matmulHalf(dst, x, T, K, N, w, b, 0, panels/parts)
-	wg.Wait()
+	byPanels(T, K, N, threads, func(p0, p1 int) { matmulHalf(dst, x, T, K, N, w, b, p0, p1) })
 }
 
 // matmulHalfGo widens one panel at a time into float32 and multiplies it
