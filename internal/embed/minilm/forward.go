@@ -119,19 +119,25 @@ func (m *Model) forward(wk *work, v []float32, threads int, bf *bfWeights) {
 // linear sets dst (T × N) to x (T × K) times the packed weights w plus b,
 // splitting the weight panels across up to threads goroutines.
 func linear(dst, x []float32, T, K, N int, w, b []float32, threads int) {
-	byPanels(T, K, N, threads, func(p0, p1 int) { matmul(dst, x, T, K, N, w, b, p0, p1) })
-}
-
-// byPanels runs f over the N/panel output panels of a T × K by K × N
-// product, split into ranges across up to threads goroutines (one when
-// the product is small: waking another costs more than it saves).
-func byPanels(T, K, N, threads int, f func(p0, p1 int)) {
-	panels := N / panel
-	parts := min(threads, panels, max(1, T*K*N/parallelMin))
-	if parts <= 1 {
-		f(0, panels)
+	panels, parts := panelParts(T, K, N, threads)
+	if parts <= 1 { // no closure: the one-goroutine path allocates nothing
+		matmul(dst, x, T, K, N, w, b, 0, panels)
 		return
 	}
+	byPanels(panels, parts, func(p0, p1 int) { matmul(dst, x, T, K, N, w, b, p0, p1) })
+}
+
+// panelParts is the number of output panels of a T × K by K × N product
+// and how many goroutines share them: up to threads, one when the product
+// is small (waking another costs more than it saves).
+func panelParts(T, K, N, threads int) (panels, parts int) {
+	panels = N / panel
+	return panels, min(threads, panels, max(1, T*K*N/parallelMin))
+}
+
+// byPanels runs f over panels split into parts ranges, each on its own
+// goroutine (the first on this one).
+func byPanels(panels, parts int, f func(p0, p1 int)) {
 	var wg sync.WaitGroup
 	for i := 1; i < parts; i++ {
 		wg.Go(func() { f(i*panels/parts, (i+1)*panels/parts) })

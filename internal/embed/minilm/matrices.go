@@ -29,7 +29,12 @@ var (
 
 // linearHalf is linear with float16 weights.
 func linearHalf(dst, x []float32, T, K, N int, w []uint16, b []float32, threads int) {
-	byPanels(T, K, N, threads, func(p0, p1 int) { matmulHalf(dst, x, T, K, N, w, b, p0, p1) })
+	panels, parts := panelParts(T, K, N, threads)
+	if parts <= 1 {
+		matmulHalf(dst, x, T, K, N, w, b, 0, panels)
+		return
+	}
+	byPanels(panels, parts, func(p0, p1 int) { matmulHalf(dst, x, T, K, N, w, b, p0, p1) })
 }
 
 // matmulHalfGo widens one panel at a time into float32 and multiplies it
