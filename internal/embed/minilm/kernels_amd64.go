@@ -202,39 +202,15 @@ func matmulI8AVX512(dst []float32, xq []byte, sa, nsz []float32, T, K, N int, w 
 }
 
 // matmulAVX2 computes the same as matmulGo with the assembly
-// micro-kernel gemm6x16: blocks of 6 tokens × one whole panel (16
-// columns), twelve vector accumulators held in registers for the whole of
-// K. The last T mod 6 tokens are a block that overlaps the one before (the
-// shared rows are written again with the same values); a sequence shorter
-// than 6 tokens is copied into a block of 6 padded with zero rows, and
-// only its own rows are kept. Every row's sums start from the bias and add
-// the products in k order, whichever block computes it. Measured on a
-// 64×384 by 384×1536 product, CPU time per call: 0.71 ms, against 1.32 ms
-// for 4 × 16 blocks compiled from Go's SIMD intrinsics (the compiler
-// spills and shuffles accumulators in its inner loop).
+// micro-kernel gemm6x16 (blocks): blocks of 6 tokens × one whole panel
+// (16 columns), twelve vector accumulators held in registers for the
+// whole of K. Every row's sums start from the bias and add the products
+// in k order, whichever block computes it. Measured on a 64×384 by
+// 384×1536 product, CPU time per call: 0.71 ms, against 1.32 ms for 4 × 16
+// blocks compiled from Go's SIMD intrinsics (the compiler spills and
+// shuffles accumulators in its inner loop).
 func matmulAVX2(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
-	if T == 0 || p0 >= p1 {
-		return
-	}
-	if T >= 6 {
-		x, dst = x[:T*K], dst[:T*N]
-		for p := p0; p < p1; p++ {
-			col := p * panel
-			gemmRows(T, K, x, K, w[p*K*panel:(p+1)*K*panel], b[col:col+panel], dst[col:], N)
-		}
-		return
-	}
-	// Short: six rows, T of them x's, the rest zero.
-	xs := make([]float32, 6*K+6*panel)
-	copy(xs, x[:T*K])
-	out := xs[6*K:]
-	for p := p0; p < p1; p++ {
-		col := p * panel
-		gemmRows(6, K, xs, K, w[p*K*panel:(p+1)*K*panel], b[col:col+panel], out, panel)
-		for t := range T {
-			copy(dst[t*N+col:t*N+col+panel], out[t*panel:(t+1)*panel])
-		}
-	}
+	blocks(dst, x, T, K, N, w, b, p0, p1, gemm6x16, nil)
 }
 
 // gemm6x32 is gemm6x16 for two adjacent panels in AVX-512 registers
@@ -244,35 +220,13 @@ func matmulAVX2(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
 func gemm6x32(k int, x *float32, ldx int, w *float32, b *float32, dst *float32, ldd int)
 
 // matmulAVX512 computes what matmulAVX2 does, the same bits, with
-// gemm6x32 on pairs of panels (6 tokens × 32 columns per block, the last T
-// mod 6 tokens a block overlapping the one before); a panel left over,
-// and sequences shorter than 6 tokens, take matmulAVX2. Measured on this
-// package's BenchmarkMatmul (an x86-64 server CPU with AVX-512), million
+// gemm6x32 on pairs of panels (6 tokens × 32 columns per block) and
+// gemm6x16 on a panel left over. Measured on this package's
+// BenchmarkMatmul (an x86-64 server CPU with AVX-512), million
 // multiply-adds per CPU-second, against matmulAVX2: 39,500 against 27,300
 // for 20 tokens × 384 × 1536, 49,200 against 35,800 for 256 tokens.
 func matmulAVX512(dst, x []float32, T, K, N int, w, b []float32, p0, p1 int) {
-	if T < 6 || p1-p0 < 2 {
-		matmulAVX2(dst, x, T, K, N, w, b, p0, p1)
-		return
-	}
-	x, dst = x[:T*K], dst[:T*N]
-	p := p0
-	for ; p+2 <= p1; p += 2 {
-		col := p * panel
-		wp := w[p*K*panel : (p+2)*K*panel]
-		bp := b[col : col+2*panel]
-		_, _ = wp[2*K*panel-1], dst[(T-1)*N+col+2*panel-1]
-		for t := 0; ; t += 6 {
-			t = min(t, T-6)
-			gemm6x32(K, &x[t*K], K, &wp[0], &bp[0], &dst[t*N+col], N)
-			if t+6 == T {
-				break
-			}
-		}
-	}
-	if p < p1 {
-		matmulAVX2(dst, x, T, K, N, w, b, p, p1)
-	}
+	blocks(dst, x, T, K, N, w, b, p0, p1, gemm6x16, gemm6x32)
 }
 
 // gemm6x16h and gemm6x32h are gemm6x16 and gemm6x32 for panels of
@@ -287,20 +241,26 @@ func gemm6x32h(k int, x *float32, ldx int, w *uint16, b *float32, dst *float32, 
 
 // matmulHalfAVX2 is matmulAVX2 for float16 weights, with gemm6x16h.
 func matmulHalfAVX2(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int) {
-	halfBlocks(dst, x, T, K, N, w, b, p0, p1, false)
+	blocks(dst, x, T, K, N, w, b, p0, p1, gemm6x16h, nil)
 }
 
 // matmulHalfAVX512 is matmulAVX512 for float16 weights: gemm6x32h on
 // pairs of panels, gemm6x16h on one left over.
 func matmulHalfAVX512(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int) {
-	halfBlocks(dst, x, T, K, N, w, b, p0, p1, true)
+	blocks(dst, x, T, K, N, w, b, p0, p1, gemm6x16h, gemm6x32h)
 }
 
-// halfBlocks runs the float16 kernels over panels [p0, p1) in blocks of 6
-// tokens, the last T mod 6 a block overlapping the one before; a sequence
-// shorter than 6 tokens is copied into a block of 6 padded with zero rows,
-// and only its own rows are kept. With pairs, two panels at a time.
-func halfBlocks(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 int, pairs bool) {
+// kernel6 is a micro-kernel of 6 rows of x times one panel (gemm6x16,
+// gemm6x16h) or two adjacent ones (gemm6x32, gemm6x32h) of weights W.
+type kernel6[W float32 | uint16] func(k int, x *float32, ldx int, w *W, b *float32, dst *float32, ldd int)
+
+// blocks runs the micro-kernels over panels [p0, p1) in blocks of 6
+// tokens, the last T mod 6 a block overlapping the one before (its shared
+// rows are written again with the same values); a sequence shorter than 6
+// tokens is copied into a block of 6 padded with zero rows, and only its
+// own rows are kept. With two (not nil), two panels at a time, one on a
+// panel left over.
+func blocks[W float32 | uint16](dst, x []float32, T, K, N int, w []W, b []float32, p0, p1 int, one, two kernel6[W]) {
 	if T == 0 || p0 >= p1 {
 		return
 	}
@@ -316,18 +276,14 @@ func halfBlocks(dst, x []float32, T, K, N int, w []uint16, b []float32, p0, p1 i
 	_ = w[p1*K*panel-1]
 	for p := p0; p < p1; {
 		col := p * panel
-		n := 1
-		if pairs && p+2 <= p1 {
-			n = 2
+		k, n := one, 1
+		if two != nil && p+2 <= p1 {
+			k, n = two, 2
 		}
 		_, _ = out[(rows-1)*ld+col-col0+n*panel-1], b[col+n*panel-1]
 		for t := 0; ; t += 6 {
 			t = min(t, rows-6)
-			if n == 2 {
-				gemm6x32h(K, &xs[t*K], K, &w[p*K*panel], &b[col], &out[t*ld+col-col0], ld)
-			} else {
-				gemm6x16h(K, &xs[t*K], K, &w[p*K*panel], &b[col], &out[t*ld+col-col0], ld)
-			}
+			k(K, &xs[t*K], K, &w[p*K*panel], &b[col], &out[t*ld+col-col0], ld)
 			if t+6 == rows {
 				break
 			}
