@@ -63,9 +63,6 @@ func cmdDoctor(ctx context.Context, e *env, args []string) error {
 	}
 	addFindings(health.Storage(cfg))
 	addFindings(health.Hooks(cfg))
-	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
-		add("auto-memory", "warn", "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code will not load project MEMORY.md files")
-	}
 	checkMCP(add, setup.UserConfigFor(cfg))
 
 	// Scheduler.

@@ -351,9 +351,7 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	} else if sr.Configured || len(sr.Projects) > 0 {
 		r.Share = &sr
 	}
-	checks := append(health.Storage(s.cfg), health.Hooks(s.cfg)...)
-	checks = append(checks, health.Worker(ctx, s.cfg, s.db, time.Now())...)
-	r.Problems = health.Problems(append(checks, health.Import(s.cfg)))
+	r.Problems = health.Problems(append(health.Install(s.cfg), health.Worker(ctx, s.cfg, s.db, time.Now())...))
 	if r.Problems == nil {
 		r.Problems = []health.Finding{}
 	}

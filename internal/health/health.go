@@ -117,9 +117,9 @@ func Hooks(cfg config.Config) []Finding {
 	settings, err := readSettings(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return []Finding{finding("hooks", Fail, "%s does not exist: Claude Code runs no hook of engram's; run engram-worker setup, or install the Claude Code plugin", path)}
+		return append([]Finding{finding("hooks", Fail, "%s does not exist: Claude Code runs no hook of engram's; run engram-worker setup, or install the Claude Code plugin", path)}, autoMemoryEnv()...)
 	case err != nil:
-		return []Finding{finding("hooks", Fail, "%s: %v", path, err)}
+		return append([]Finding{finding("hooks", Fail, "%s: %v", path, err)}, autoMemoryEnv()...)
 	}
 	var out []Finding
 	plugin := EnabledPlugin(settings)
@@ -153,7 +153,22 @@ func Hooks(cfg config.Config) []Finding {
 	if v, ok := settings["autoMemoryEnabled"].(bool); ok && !v {
 		out = append(out, finding("auto-memory", Warn, "autoMemoryEnabled is false in %s: Claude Code will not load project MEMORY.md files", path))
 	}
-	return out
+	return append(out, autoMemoryEnv()...)
+}
+
+// autoMemoryEnv warns when the environment turns Claude Code's
+// auto-memory off.
+func autoMemoryEnv() []Finding {
+	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") == "" {
+		return nil
+	}
+	return []Finding{finding("auto-memory", Warn, "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code will not load project MEMORY.md files")}
+}
+
+// Install is the checks of what setup (or the plugin) installs, with no
+// store needed: Storage, Hooks and Import.
+func Install(cfg config.Config) []Finding {
+	return append(append(Storage(cfg), Hooks(cfg)...), Import(cfg))
 }
 
 func readSettings(path string) (map[string]any, error) {

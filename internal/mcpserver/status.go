@@ -117,12 +117,8 @@ func (s *Server) storeStatus(ctx context.Context, db *store.DB, b *strings.Build
 // plugin), the MCP registration, and whether Claude Code loads MEMORY.md
 // files.
 func (s *Server) installProblems(problem func(string, ...any)) {
-	checks := append(health.Storage(s.cfg), health.Hooks(s.cfg)...)
-	for _, f := range health.Problems(append(checks, health.Import(s.cfg))) {
+	for _, f := range health.Problems(health.Install(s.cfg)) {
 		problem("%s: %s", f.Name, f.Detail)
-	}
-	if os.Getenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY") != "" {
-		problem("CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code does not load the project MEMORY.md files engram writes")
 	}
 	if health.Plugin(s.cfg) != "" {
 		return // the plugin registers the MCP server itself

@@ -356,16 +356,3 @@ func RegisteredMCP(path string) (MCPRegistration, error) {
 	_, reg.Ours = ourMCP(entry, []string{WorkerBinary})
 	return reg, nil
 }
-
-// InstalledHooks returns, per event (UserPromptSubmit, Stop), the command
-// of engram's hook in a settings file; an absent file has none.
-func InstalledHooks(settingsPath string) (map[string]string, error) {
-	data, err := os.ReadFile(settingsPath)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0 {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return oursInDoc(data, Hooks{})
-}
