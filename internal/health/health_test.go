@@ -191,3 +191,14 @@ func TestHooks(t *testing.T) {
 		want(t, Hooks(cfg), "hook Stop", Fail, "no engram-hook-stop hook")
 	})
 }
+
+func TestAutoMemoryOff(t *testing.T) {
+	cfg := testConfig(t)
+	writeSettings(t, cfg, `{"autoMemoryEnabled": false, "enabledPlugins": {"engram@engram": true}}`)
+	want(t, Hooks(cfg), "auto-memory", Warn, "autoMemoryEnabled is false")
+	t.Setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+	writeSettings(t, cfg, `{"enabledPlugins": {"engram@engram": true}}`)
+	want(t, Hooks(cfg), "auto-memory", Warn, "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set")
+	os.Remove(filepath.Join(cfg.ClaudeConfigDir, "settings.json"))
+	want(t, Install(cfg), "auto-memory", Warn, "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set")
+}
