@@ -124,6 +124,8 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 			// lasting: dropped. A decision is about the task at hand and a
 			// correction says what was wrong: the rules keep those.
 			r.sigs = slices.DeleteFunc(r.sigs, func(s episode.Signal) bool { return readKinds[s.Kind] })
+		} else if sc.rekind(st, r, rd) {
+			return
 		}
 		if math.Abs(rd.Global-0.5) >= m.Scope && !hasGlobalMarker(st.toks) && !hasProjectMarker(st.toks) {
 			// The rules' markers ("in this repo", "in all my projects")
@@ -148,6 +150,42 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 			r.sigs = append(r.sigs, *extra)
 		}
 	}
+}
+
+// rekind replaces what the rules read as lasting in a sentence by the
+// model's reading of it (derive) when the model reads another kind with
+// at least Model.Rekind of its statement probability, and reports
+// whether it did.
+func (sc *scanner) rekind(st *sentence, r *sentenceResult, rd reading.Reading) bool {
+	m := sc.model
+	k := rd.Kind()
+	if m.Rekind > 1 || rd.P[k] < m.Rekind*rd.Statement() {
+		return false
+	}
+	same := false
+	read := false
+	for _, s := range r.sigs {
+		if !readKinds[s.Kind] || r.requests[signalKey(s)] {
+			continue
+		}
+		read = true
+		if (s.Kind == episode.SignalFact) == (k == reading.Fact) && k != reading.Corr {
+			same = true
+		}
+	}
+	if !read || same {
+		return false
+	}
+	s, extra, ok := derive(m, st, rd)
+	if !ok {
+		return false
+	}
+	r.sigs = slices.DeleteFunc(r.sigs, func(s episode.Signal) bool { return readKinds[s.Kind] && !r.requests[signalKey(s)] })
+	r.sigs = append(r.sigs, s)
+	if extra != nil {
+		r.sigs = append(r.sigs, *extra)
+	}
+	return true
 }
 
 // readKinds are the kinds of signal the model may drop and whose scope

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram/internal/reading"
 )
 
 // TestWithoutRule: an extractor without one rule of the scan no longer
@@ -57,6 +59,59 @@ func TestNoReadStatementInLongText(t *testing.T) {
 		}
 		if got := sigs(d.Signals); !slices.Equal(got, c.want) {
 			t.Errorf("Extract(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// TestRekind: a statement the rules read as one kind takes the model's
+// kind and reading of what it is about when the model reads another kind
+// with at least Model.Rekind of its statement probability, and keeps the
+// rules' reading otherwise. The model here is trained on a few "we use X
+// for Y" facts with their spans (Y the fact's name, X its value) and
+// one-off requests.
+func TestRekind(t *testing.T) {
+	tools := []string{"optuna", "vitest", "prisma", "pnpm", "celery", "redis", "zod", "pytest"}
+	jobs := []string{"tuning", "tests", "orm", "installs", "queues", "caching", "validation", "checks"}
+	var ex []reading.Example
+	var spans []reading.SpanExample
+	for i, tool := range tools {
+		for j, job := range jobs {
+			if (i+j)%3 == 0 {
+				continue // leaves "we use optuna for tuning" unseen
+			}
+			text := "we use " + tool + " for " + job
+			ex = append(ex, reading.Example{Text: text, Kind: reading.Fact, Global: 0, Positive: 1},
+				reading.Example{Text: "please run " + tool + " on the " + job + " now", Kind: reading.None, Global: -1, Positive: -1})
+			ws := reading.Tokens(text)
+			var in [2][]bool
+			in[reading.SpanSubject], in[reading.SpanValue] = make([]bool, len(ws)), make([]bool, len(ws))
+			in[reading.SpanValue][2], in[reading.SpanSubject][4] = true, true
+			spans = append(spans, reading.SpanExample{Words: ws, Kind: reading.Fact, In: in})
+		}
+	}
+	m := reading.Train("test", 0, ex, reading.Options{})
+	reading.TrainSpans(m, spans, reading.Options{})
+	m.Add, m.Drop, m.Scope = 2, 2, 1 // only the kind is read
+	const said = "we use optuna for tuning"
+	if rd := m.Read(said, nil); rd.Kind() != reading.Fact || rd.P[reading.Fact] < 0.8*rd.Statement() {
+		t.Fatalf("the test model reads %q as %+v", said, rd)
+	}
+	in := Input{Project: "p", ProjectPath: "/p", Content: "User: " + said, Blocks: []Block{{Role: "user", Kind: "text", Text: said}}}
+	for _, c := range []struct {
+		rekind float64
+		want   []string
+	}{
+		{2, []string{"preference:optuna>tuning:+"}},
+		{0.8, []string{"fact:tuning>optuna:+"}},
+	} {
+		mc := *m
+		mc.Rekind = c.rekind
+		d, err := NewReading(&mc, nil).Extract(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sigs(d.Signals); !slices.Equal(got, c.want) {
+			t.Errorf("rekind %v: signals %v, want %v", c.rekind, got, c.want)
 		}
 	}
 }

@@ -28,6 +28,9 @@ var KindNames = [kinds]string{"none", "pref", "fact", "corr"}
 type Model struct {
 	Name   string // "lexical", or the sentence embedder's name
 	VecDim int    // the length of the sentence vector it takes; 0 for none
+	// VecScale multiplies the sentence vector before the weights apply
+	// (Options.VecScale; fitted by the training command).
+	VecScale float64
 	// Kind holds one weight row per kind; Global and Positive one row each
 	// (logistic: the sentence holds everywhere; it says "do").
 	Kind             [kinds][]float32
@@ -44,6 +47,12 @@ type Model struct {
 	// projects") and the model's P(everywhere) is at least Scope away
 	// from one half (above one half: never).
 	Scope float64
+	// Rekind: a statement the rules found takes the model's kind, and the
+	// model's reading of what it is about (Span), when the model reads
+	// another kind than the rules with at least this share of its
+	// statement probability (above one: never). The rules read "we use
+	// optuna for tuning" as a preference; the model reads a fact.
+	Rekind float64
 	// Gate, for a model that reads sentence vectors: a sentence its
 	// Fallback (the lexical model) reads as a statement with less than
 	// this probability is left to the Fallback, and costs no vector.
@@ -95,10 +104,23 @@ func (m *Model) Read(sentence string, vec []float32) Reading {
 	return m.read(Features(sentence), vec)
 }
 
+// scaled is vec times VecScale (a copy), or vec itself at scale 1.
+func (m *Model) scaled(vec []float32) []float32 {
+	if m.VecScale == 1 || m.VecScale == 0 || len(vec) == 0 {
+		return vec
+	}
+	out := make([]float32, len(vec))
+	for i, v := range vec {
+		out[i] = v * float32(m.VecScale)
+	}
+	return out
+}
+
 func (m *Model) read(fs []Feature, vec []float32) Reading {
 	if len(vec) != m.VecDim {
 		vec = nil
 	}
+	vec = m.scaled(vec)
 	var r Reading
 	var z [kinds]float64
 	mx := math.Inf(-1)
@@ -126,8 +148,8 @@ const magic = "engram-reading 1"
 // same bytes.
 func (m *Model) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s\nname %s\nvecdim %d\nbuckets %d\ncues %s\ndrop %s\nadd %s\nscope %s\ngate %s\n", magic, m.Name, m.VecDim, Buckets,
-		strings.Join(cueNames, ","), ftoa(m.Drop), ftoa(m.Add), ftoa(m.Scope), ftoa(m.Gate))
+	fmt.Fprintf(bw, "%s\nname %s\nvecdim %d\nvecscale %s\nbuckets %d\ncues %s\ndrop %s\nadd %s\nscope %s\nrekind %s\ngate %s\n", magic, m.Name, m.VecDim, ftoa(m.VecScale), Buckets,
+		strings.Join(cueNames, ","), ftoa(m.Drop), ftoa(m.Add), ftoa(m.Scope), ftoa(m.Rekind), ftoa(m.Gate))
 	row := func(name string, ws []float32) {
 		for i, v := range ws {
 			if v != 0 {
@@ -152,7 +174,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 func Parse(r io.Reader) (*Model, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	m := &Model{}
+	m := &Model{Rekind: 2, VecScale: 1} // a file without these settings: never; 1
 	n := 0
 	rows := map[string]*[]float32{}
 	for sc.Scan() {
@@ -186,6 +208,8 @@ func Parse(r io.Reader) (*Model, error) {
 					rows[spanNames[t]] = &m.Spans[t]
 				}
 			}
+		case "vecscale":
+			m.VecScale, err = strconv.ParseFloat(f[1], 64)
 		case "buckets":
 			if f[1] != strconv.Itoa(Buckets) {
 				return nil, fmt.Errorf("line %d: the model has %s buckets, this build %d", n, f[1], Buckets)
@@ -200,6 +224,8 @@ func Parse(r io.Reader) (*Model, error) {
 			m.Add, err = strconv.ParseFloat(f[1], 64)
 		case "scope":
 			m.Scope, err = strconv.ParseFloat(f[1], 64)
+		case "rekind":
+			m.Rekind, err = strconv.ParseFloat(f[1], 64)
 		case "gate":
 			m.Gate, err = strconv.ParseFloat(f[1], 64)
 		default:

@@ -17,6 +17,10 @@ type Options struct {
 	Iterations int     // full-batch Adam steps; default 300
 	Rate       float64 // default 0.05
 	L2         float64 // per example; default
+	// VecScale multiplies the sentence vector's components (default 1):
+	// a unit vector's components are small beside the lexical features'
+	// ones, and the one L2 weighs them all alike.
+	VecScale float64
 }
 
 // Train fits a model to examples: softmax regression for the kind and
@@ -26,14 +30,14 @@ type Options struct {
 // examples always give the same model.
 func Train(name string, vecDim int, examples []Example, opt Options) *Model {
 	opt = opt.defaults()
-	m := &Model{Name: name, VecDim: vecDim}
+	m := &Model{Name: name, VecDim: vecDim, VecScale: opt.VecScale}
 	w := m.width()
 	feats := make([][]Feature, len(examples))
 	vecs := make([][]float32, len(examples))
 	for i, e := range examples {
 		feats[i] = Features(e.Text)
 		if len(e.Vec) == vecDim {
-			vecs[i] = e.Vec
+			vecs[i] = m.scaled(e.Vec)
 		}
 	}
 	weight := func(e Example) float64 {
@@ -89,6 +93,9 @@ func (o Options) defaults() Options {
 	}
 	if o.L2 == 0 {
 		o.L2 = 1e-3
+	}
+	if o.VecScale == 0 {
+		o.VecScale = 1
 	}
 	return o
 }

@@ -49,7 +49,11 @@ func Build(items []corpus.Item, name string, vec func(string) []float32, lexical
 			ex[i].Vec = vec(ex[i].Text)
 		}
 	}
-	m := reading.Train(name, dim, ex, reading.Options{})
+	opt := reading.Options{}
+	if vec != nil {
+		opt.VecScale = vecScale(dim, ex, Examples(splits[corpus.Val]), vec, log)
+	}
+	m := reading.Train(name, dim, ex, opt)
 	reading.TrainSpans(m, SpanExamples(splits[corpus.Train]), reading.Options{})
 	if vec != nil {
 		m.Fallback = lexical
@@ -58,6 +62,50 @@ func Build(items []corpus.Item, name string, vec func(string) []float32, lexical
 	fitThresholds(m, vec, splits[corpus.Train], splits[corpus.Val], log)
 	report(log, m, vec, splits[corpus.Val])
 	return m, nil
+}
+
+// vecScales are the sentence vector scales the training tries.
+var vecScales = []float64{1, 2, 3, 4, 6}
+
+// vecScale is the scale of the sentence vector (reading.Options.VecScale)
+// whose model reads the validation sentences best: the least log loss of
+// kind, scope and polarity summed; a tie keeps the smaller scale.
+func vecScale(dim int, train, val []reading.Example, vec func(string) []float32, log io.Writer) float64 {
+	val = slices.Clone(val)
+	for i := range val {
+		val[i].Vec = vec(val[i].Text)
+	}
+	best, bestLoss := 1.0, math.Inf(1)
+	for _, sc := range vecScales {
+		m := reading.Train("", dim, train, reading.Options{VecScale: sc})
+		loss := logLoss(m, val)
+		fmt.Fprintf(log, "vector scale %g: validation log loss %.4f\n", sc, loss)
+		if loss < bestLoss-1e-9 {
+			best, bestLoss = sc, loss
+		}
+	}
+	return best
+}
+
+// logLoss is the mean log loss of m's kind, scope and polarity on
+// examples (scope and polarity where labelled).
+func logLoss(m *reading.Model, ex []reading.Example) float64 {
+	var sum float64
+	ll := func(p float64) float64 { return -math.Log(max(p, 1e-9)) }
+	for _, e := range ex {
+		rd := m.Read(e.Text, e.Vec)
+		sum += ll(rd.P[e.Kind])
+		if e.Kind == reading.None {
+			continue
+		}
+		if e.Global >= 0 {
+			sum += ll(map[bool]float64{true: rd.Global, false: 1 - rd.Global}[e.Global == 1])
+		}
+		if e.Positive >= 0 {
+			sum += ll(map[bool]float64{true: rd.Positive, false: 1 - rd.Positive}[e.Positive == 1])
+		}
+	}
+	return sum / float64(max(len(ex), 1))
 }
 
 // gateRecall is the share of the validation split's statements the gate
@@ -276,13 +324,15 @@ func fbeta(p, r float64) float64 {
 // cautious settings down, and a tie keeps the more cautious.
 func fitThresholds(m *reading.Model, vec func(string) []float32, train, val []corpus.Item, log io.Writer) {
 	type setting struct {
-		add, drop, scope float64
+		add, drop, scope, rekind float64
 	}
 	var grid []setting
 	for _, add := range []float64{2, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5} {
 		for _, drop := range []float64{2, 0.95, 0.9, 0.8} {
 			for _, scope := range []float64{1, 0.4, 0.3, 0.2, 0} {
-				grid = append(grid, setting{add, drop, scope})
+				for _, rekind := range []float64{2, 0.8, 0.6} {
+					grid = append(grid, setting{add, drop, scope, rekind})
+				}
 			}
 		}
 	}
@@ -303,7 +353,7 @@ func fitThresholds(m *reading.Model, vec func(string) []float32, train, val []co
 	bestF := -1.0
 	for _, g := range grid {
 		c := *m
-		c.Add, c.Drop, c.Scope = g.add, g.drop, g.scope
+		c.Add, c.Drop, c.Scope, c.Rekind = g.add, g.drop, g.scope, g.rekind
 		if u, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), unit); err != nil ||
 			u.NoneClaimed > base.NoneClaimed || u.All.TP < base.All.TP {
 			fmt.Fprintf(log, "%+v: off bounds on the unit sentences\n", g)
@@ -318,7 +368,7 @@ func fitThresholds(m *reading.Model, vec func(string) []float32, train, val []co
 		fmt.Fprintf(log, "%+v: precision %.3f recall %.3f F0.5 %.4f\n", g, p, rc, f)
 		if f > bestF+1e-9 {
 			bestF = f
-			m.Add, m.Drop, m.Scope = g.add, g.drop, g.scope
+			m.Add, m.Drop, m.Scope, m.Rekind = g.add, g.drop, g.scope, g.rekind
 		}
 	}
 }

@@ -69,6 +69,6 @@ func write(path string, m *reading.Model) error {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("train: wrote %s (drop %.3g, add %.3g, scope %.3g, gate %.3g)\n", path, m.Drop, m.Add, m.Scope, m.Gate)
+	fmt.Printf("train: wrote %s (drop %.3g, add %.3g, scope %.3g, rekind %.3g, gate %.3g, vector scale %.3g)\n", path, m.Drop, m.Add, m.Scope, m.Rekind, m.Gate, m.VecScale)
 	return nil
 }
