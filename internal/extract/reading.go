@@ -18,12 +18,16 @@ import (
 //     reads it as nothing lasting (P(none) ≥ Model.Drop): the vetoes the
 //     rules cannot write ("I used to …", "you suggested …", a one-off
 //     request that looks like a rule);
+//   - a sentence the rules found a statement in takes the model's reading
+//     of it (its kind, polarity and spans, as derive makes them) when the
+//     model reads another kind with confidence (Model.Rekind): the rules
+//     read "we use optuna for tuning" as a preference, the model a fact;
 //   - a sentence the rules found nothing in becomes a statement when the
 //     model reads one (1-P(none) ≥ Model.Add): its kind, scope and
 //     polarity are the model's; what it is about is derived from the
 //     sentence's own words (derive), kept with its qualifiers.
 //
-// Both thresholds are fitted on the corpus's validation split by the
+// The thresholds are fitted on the corpus's validation split by the
 // command that trains the model (internal/reading/train).
 
 // NewReading returns the local extractor with the reading m (nil: the
