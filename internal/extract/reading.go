@@ -145,7 +145,7 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 		}
 		return
 	}
-	if !sc.adds || rd.Statement() < m.Add || sc.long {
+	if !sc.adds || rd.Statement() < m.AddFor(rd.Kind()) || sc.long {
 		return
 	}
 	if s, extra, ok := derive(m, st, rd); ok {

@@ -42,6 +42,10 @@ type Model struct {
 	// a statement when 1-P(none) is at least Add. Both are fitted on the
 	// corpus's validation split by the training command.
 	Drop, Add float64
+	// AddKind, where not zero, is Add for a sentence the model reads as
+	// that kind (fitted after Add, one kind at a time): the model's
+	// corrections may be surer or less sure than its preferences.
+	AddKind [kinds]float64
 	// Scope: a statement the rules found takes the model's scope when
 	// the sentence has no marker of its own ("in this repo", "in all my
 	// projects") and the model's P(everywhere) is at least Scope away
@@ -59,6 +63,14 @@ type Model struct {
 	// Fitted so that 98% of the validation split's statements pass.
 	Gate     float64
 	Fallback *Model
+}
+
+// AddFor is the Add threshold for a sentence the model reads as kind.
+func (m *Model) AddFor(kind int) float64 {
+	if kind >= 0 && kind < kinds && m.AddKind[kind] != 0 {
+		return m.AddKind[kind]
+	}
+	return m.Add
 }
 
 // width is the length of a weight row.
@@ -148,8 +160,8 @@ const magic = "engram-reading 1"
 // same bytes.
 func (m *Model) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s\nname %s\nvecdim %d\nvecscale %s\nbuckets %d\ncues %s\ndrop %s\nadd %s\nscope %s\nrekind %s\ngate %s\n", magic, m.Name, m.VecDim, ftoa(m.VecScale), Buckets,
-		strings.Join(cueNames, ","), ftoa(m.Drop), ftoa(m.Add), ftoa(m.Scope), ftoa(m.Rekind), ftoa(m.Gate))
+	fmt.Fprintf(bw, "%s\nname %s\nvecdim %d\nvecscale %s\nbuckets %d\ncues %s\ndrop %s\nadd %s\naddkind %s\nscope %s\nrekind %s\ngate %s\n", magic, m.Name, m.VecDim, ftoa(m.VecScale), Buckets,
+		strings.Join(cueNames, ","), ftoa(m.Drop), ftoa(m.Add), addKinds(m.AddKind), ftoa(m.Scope), ftoa(m.Rekind), ftoa(m.Gate))
 	row := func(name string, ws []float32) {
 		for i, v := range ws {
 			if v != 0 {
@@ -166,6 +178,14 @@ func (m *Model) Write(w io.Writer) error {
 		row(spanNames[t], m.Spans[t])
 	}
 	return bw.Flush()
+}
+
+func addKinds(a [kinds]float64) string {
+	parts := make([]string, kinds)
+	for k, v := range a {
+		parts[k] = ftoa(v)
+	}
+	return strings.Join(parts, ",")
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
@@ -222,6 +242,16 @@ func Parse(r io.Reader) (*Model, error) {
 			m.Drop, err = strconv.ParseFloat(f[1], 64)
 		case "add":
 			m.Add, err = strconv.ParseFloat(f[1], 64)
+		case "addkind":
+			parts := strings.Split(f[1], ",")
+			if len(parts) != kinds {
+				return nil, fmt.Errorf("line %d: addkind %q: want %d values", n, f[1], kinds)
+			}
+			for k, p := range parts {
+				if m.AddKind[k], err = strconv.ParseFloat(p, 64); err != nil {
+					break
+				}
+			}
 		case "scope":
 			m.Scope, err = strconv.ParseFloat(f[1], 64)
 		case "rekind":

@@ -2,6 +2,7 @@ package reading
 
 import (
 	"bytes"
+	"cmp"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,13 @@ import (
 // TestWriteParse: a model written and parsed back is the same model, and
 // writes the same bytes again.
 func TestWriteParse(t *testing.T) {
-	m := Lexical()
+	for _, m := range []*Model{Lexical(), MiniLM()} {
+		writeParse(t, m)
+	}
+}
+
+func writeParse(t *testing.T, m *Model) {
+	t.Helper()
 	var a bytes.Buffer
 	if err := m.Write(&a); err != nil {
 		t.Fatal(err)
@@ -25,8 +32,37 @@ func TestWriteParse(t *testing.T) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatal("a model written, parsed and written again differs")
 	}
-	if p.Drop != m.Drop || p.Add != m.Add || p.Scope != m.Scope || p.Gate != m.Gate {
-		t.Fatalf("settings %v/%v/%v/%v, want %v/%v/%v/%v", p.Drop, p.Add, p.Scope, p.Gate, m.Drop, m.Add, m.Scope, m.Gate)
+	if p.Drop != m.Drop || p.Add != m.Add || p.AddKind != m.AddKind || p.Scope != m.Scope || p.Rekind != m.Rekind ||
+		p.Gate != m.Gate || p.VecScale != m.VecScale {
+		t.Fatalf("settings %v/%v/%v/%v/%v/%v/%v, want %v/%v/%v/%v/%v/%v/%v", p.Drop, p.Add, p.AddKind, p.Scope, p.Rekind, p.Gate, p.VecScale,
+			m.Drop, m.Add, m.AddKind, m.Scope, m.Rekind, m.Gate, m.VecScale)
+	}
+	for k := range kinds {
+		if want := cmp.Or(m.AddKind[k], m.Add); p.AddFor(k) != want {
+			t.Errorf("%s: AddFor(%s) = %v, want %v", m.Name, KindNames[k], p.AddFor(k), want)
+		}
+	}
+}
+
+// TestOlderFile: a model file written before the per-kind add, rekind and
+// vector scale settings reads as before them: none, never, 1.
+func TestOlderFile(t *testing.T) {
+	var b bytes.Buffer
+	if err := MiniLM().Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	var old []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if !strings.HasPrefix(l, "addkind ") && !strings.HasPrefix(l, "rekind ") && !strings.HasPrefix(l, "vecscale ") {
+			old = append(old, l)
+		}
+	}
+	m, err := Parse(strings.NewReader(strings.Join(old, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.AddKind != [kinds]float64{} || m.Rekind <= 1 || m.VecScale != 1 || m.AddFor(Corr) != m.Add {
+		t.Fatalf("addkind %v rekind %v vecscale %v", m.AddKind, m.Rekind, m.VecScale)
 	}
 }
 
@@ -45,6 +81,8 @@ func TestParseErrors(t *testing.T) {
 		"out of range":  good + "pref 99999999 1\n",
 		"unknown row":   good + "nothing 1 1\n",
 		"no vecdim":     "engram-reading 1\nname x\n",
+		"short addkind": strings.Replace(good, "addkind 0,", "addkind ", 1),
+		"bad addkind":   strings.Replace(good, "addkind 0,", "addkind x,", 1),
 	} {
 		if _, err := Parse(strings.NewReader(in)); err == nil {
 			t.Errorf("%s: parsed", name)

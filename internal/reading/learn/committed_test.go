@@ -71,9 +71,9 @@ func TestCommittedMiniLMModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := reading.MiniLM()
-	if m.Drop != c.Drop || m.Add != c.Add || m.Scope != c.Scope || m.Rekind != c.Rekind || m.Gate != c.Gate || m.VecScale != c.VecScale {
-		t.Fatalf("settings drop %v add %v scope %v rekind %v gate %v vecscale %v, committed %v %v %v %v %v %v: run go generate ./internal/reading",
-			m.Drop, m.Add, m.Scope, m.Rekind, m.Gate, m.VecScale, c.Drop, c.Add, c.Scope, c.Rekind, c.Gate, c.VecScale)
+	if m.Drop != c.Drop || m.Add != c.Add || m.Scope != c.Scope || m.Rekind != c.Rekind || m.AddKind != c.AddKind || m.Gate != c.Gate || m.VecScale != c.VecScale {
+		t.Fatalf("settings drop %v add %v %v scope %v rekind %v gate %v vecscale %v, committed %v %v %v %v %v %v %v: run go generate ./internal/reading",
+			m.Drop, m.Add, m.AddKind, m.Scope, m.Rekind, m.Gate, m.VecScale, c.Drop, c.Add, c.AddKind, c.Scope, c.Rekind, c.Gate, c.VecScale)
 	}
 	rows := func(x *reading.Model) [][]float32 {
 		out := append([][]float32{}, x.Kind[:]...)

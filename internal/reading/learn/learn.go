@@ -371,6 +371,32 @@ func fitThresholds(m *reading.Model, vec func(string) []float32, train, val []co
 			m.Add, m.Drop, m.Scope, m.Rekind = g.add, g.drop, g.scope, g.rekind
 		}
 	}
+	// Then each kind's own Add, one kind at a time, the others as chosen.
+	for k := reading.Pref; k <= reading.Corr; k++ {
+		for _, add := range []float64{2, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6} {
+			c := *m
+			c.AddKind[k] = add
+			if add == m.Add {
+				continue
+			}
+			if u, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), unit); err != nil ||
+				u.NoneClaimed > base.NoneClaimed || u.All.TP < base.All.TP {
+				fmt.Fprintf(log, "add %s %g: off bounds on the unit sentences\n", reading.KindNames[k], add)
+				continue
+			}
+			r, err := corpus.EvaluateMeaning(ctx, extract.NewReading(&c, vec), val)
+			if err != nil {
+				continue
+			}
+			p, rc := r.All.Precision(), r.All.Recall()
+			f := fbeta(p, rc)
+			fmt.Fprintf(log, "add %s %g: precision %.3f recall %.3f F0.5 %.4f\n", reading.KindNames[k], add, p, rc, f)
+			if f > bestF+1e-9 {
+				bestF = f
+				m.AddKind[k] = add
+			}
+		}
+	}
 }
 
 // report prints how the model reads the validation sentences on its own:
@@ -385,7 +411,7 @@ func report(log io.Writer, m *reading.Model, vec func(string) []float32, val []c
 			v = vec(e.Text)
 		}
 		rd := m.Read(e.Text, v)
-		said := rd.Statement() >= min(m.Add, 1)
+		said := rd.Statement() >= min(m.AddFor(rd.Kind()), 1)
 		switch {
 		case said && e.Kind != reading.None:
 			tp++
