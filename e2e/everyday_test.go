@@ -220,11 +220,6 @@ func hasWordGo(l string) bool {
 // when it fails, quoting what MEMORY.md said; it passes when the product
 // does what it checks. Empty when every check passes.
 var everydayKnownGaps = map[string]string{
-	// "We're on Postgres 16, so feel free to use MERGE": no belief; the
-	// episode is an event whose summary leaves the sentence out.
-	"TestEverydayStatementsWithRealClient/3_postgres_16/in_memory":        "no belief is formed from the Postgres 16 sentence",
-	"TestEverydayStatementsWithRealClient/3_postgres_16/where":            "no belief is formed from the Postgres 16 sentence",
-	"TestEverydayStatementsWithRealClient/3_postgres_16/in_later_request": "no belief is formed from the Postgres 16 sentence",
 	// "our tests use Jest; run them with pnpm test": no belief; the
 	// episode is an event.
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/in_memory":        "no belief is formed from the Jest / pnpm test sentence",
