@@ -148,6 +148,15 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 	if !sc.adds || rd.Statement() < m.AddFor(rd.Kind()) || sc.long {
 		return
 	}
+	if k := rd.Kind(); rd.P[k] < rd.Statement()/2 {
+		// No kind holds the majority of what the model reads as a
+		// statement ("we're NOT moving off Vercel": a correction, a
+		// preference or a fact about as likely): the model alone makes
+		// none of them. On the corpus no statement the model adds is
+		// that unsure; in the correction bench one was, and retired the
+		// fact it reaffirmed.
+		return
+	}
 	if s, extra, ok := derive(m, st, rd); ok {
 		r.sigs = append(r.sigs, s)
 		if extra != nil {
@@ -173,7 +182,14 @@ func (sc *scanner) rekind(st *sentence, r *sentenceResult, rd reading.Reading) b
 			continue
 		}
 		read = true
-		if (s.Kind == episode.SignalFact) == (k == reading.Fact) && k != reading.Corr {
+		switch {
+		case s.Kind == episode.SignalFact && k == reading.Corr:
+			// A fact the rules read with its value ("the dev server is on
+			// 3000 now") already corrects its slot: the value is the
+			// rules', and what a correction would retire is the slot's
+			// older value (package consolidate revises it).
+			same = true
+		case (s.Kind == episode.SignalFact) == (k == reading.Fact) && k != reading.Corr:
 			same = true
 		}
 	}
