@@ -148,15 +148,6 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 	if !sc.adds || rd.Statement() < m.AddFor(rd.Kind()) || sc.long {
 		return
 	}
-	if k := rd.Kind(); rd.P[k] < rd.Statement()/2 {
-		// No kind holds the majority of what the model reads as a
-		// statement ("we're NOT moving off Vercel": a correction, a
-		// preference or a fact about as likely): the model alone makes
-		// none of them. On the corpus no statement the model adds is
-		// that unsure; in the correction bench one was, and retired the
-		// fact it reaffirmed.
-		return
-	}
 	if s, extra, ok := derive(m, st, rd); ok {
 		r.sigs = append(r.sigs, s)
 		if extra != nil {
