@@ -166,25 +166,26 @@ func (sc *scanner) rekind(st *sentence, r *sentenceResult, rd reading.Reading) b
 	if m.Rekind > 1 || rd.P[k] < m.Rekind*rd.Statement() {
 		return false
 	}
-	same := false
 	read := false
 	for _, s := range r.sigs {
 		if !readKinds[s.Kind] || r.requests[signalKey(s)] {
 			continue
 		}
 		read = true
-		switch {
-		case s.Kind == episode.SignalFact && k == reading.Corr:
-			// A fact the rules read with its value ("the dev server is on
-			// 3000 now") already corrects its slot: the value is the
-			// rules', and what a correction would retire is the slot's
-			// older value (package consolidate revises it).
-			same = true
-		case (s.Kind == episode.SignalFact) == (k == reading.Fact) && k != reading.Corr:
-			same = true
+		ruled := reading.Pref
+		if s.Kind == episode.SignalFact {
+			ruled = reading.Fact
+		}
+		// A fact the rules read with its value ("the dev server is on
+		// 3000 now") already corrects its slot where the model reads a
+		// correction: the value is the rules', and what a correction
+		// would retire is the slot's older value (package consolidate
+		// revises it).
+		if ruled == k || ruled == reading.Fact && k == reading.Corr {
+			return false
 		}
 	}
-	if !read || same {
+	if !read {
 		return false
 	}
 	s, extra, ok := derive(m, st, rd)

@@ -97,13 +97,15 @@ func (r Reading) Kind() int {
 	return k
 }
 
-func dot(w []float32, fs []Feature, vec []float32) float64 {
+// dot is w's product with the features and with vec, each of vec's
+// components times scale (in float32, as the training scales them).
+func dot(w []float32, fs []Feature, vec []float32, scale float32) float64 {
 	var s float64
 	for _, f := range fs {
 		s += float64(w[f.I]) * float64(f.V)
 	}
 	for j, v := range vec {
-		s += float64(w[Dim+j]) * float64(v)
+		s += float64(w[Dim+j]) * float64(v*scale)
 	}
 	return s
 }
@@ -116,28 +118,25 @@ func (m *Model) Read(sentence string, vec []float32) Reading {
 	return m.read(Features(sentence), vec)
 }
 
-// scaled is vec times VecScale (a copy), or vec itself at scale 1.
-func (m *Model) scaled(vec []float32) []float32 {
-	if m.VecScale == 1 || m.VecScale == 0 || len(vec) == 0 {
-		return vec
+// scale is the factor of the sentence vector's products (VecScale; 1
+// for a model made without one).
+func (m *Model) scale() float32 {
+	if m.VecScale == 0 {
+		return 1
 	}
-	out := make([]float32, len(vec))
-	for i, v := range vec {
-		out[i] = v * float32(m.VecScale)
-	}
-	return out
+	return float32(m.VecScale)
 }
 
 func (m *Model) read(fs []Feature, vec []float32) Reading {
 	if len(vec) != m.VecDim {
 		vec = nil
 	}
-	vec = m.scaled(vec)
+	sc := m.scale()
 	var r Reading
 	var z [kinds]float64
 	mx := math.Inf(-1)
 	for k := range z {
-		z[k] = dot(m.Kind[k], fs, vec)
+		z[k] = dot(m.Kind[k], fs, vec, sc)
 		mx = max(mx, z[k])
 	}
 	var sum float64
@@ -148,8 +147,8 @@ func (m *Model) read(fs []Feature, vec []float32) Reading {
 	for k := range r.P {
 		r.P[k] /= sum
 	}
-	r.Global = sigmoid(dot(m.Global, fs, vec))
-	r.Positive = sigmoid(dot(m.Positive, fs, vec))
+	r.Global = sigmoid(dot(m.Global, fs, vec, sc))
+	r.Positive = sigmoid(dot(m.Positive, fs, vec, sc))
 	return r
 }
 

@@ -108,7 +108,7 @@ func (m *Model) Span(sentence string, kind int, tag int) string {
 	ps := make([]float64, len(ts))
 	top := 0.0
 	for i := range ts {
-		ps[i] = sigmoid(dot(m.Spans[tag], tokenFeatures(ts, i, kind), nil))
+		ps[i] = sigmoid(dot(m.Spans[tag], tokenFeatures(ts, i, kind), nil, 1))
 		top = max(top, ps[i])
 	}
 	if top < minSpanScore {

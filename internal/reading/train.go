@@ -37,7 +37,7 @@ func Train(name string, vecDim int, examples []Example, opt Options) *Model {
 	for i, e := range examples {
 		feats[i] = Features(e.Text)
 		if len(e.Vec) == vecDim {
-			vecs[i] = m.scaled(e.Vec)
+			vecs[i] = scaled(e.Vec, m.scale())
 		}
 	}
 	weight := func(e Example) float64 {
@@ -137,6 +137,15 @@ func trainBinary(examples []Example, feats [][]Feature, vecs [][]float32, w int,
 		a.step(grad, total, opt.L2)
 	}
 	return to32(a.w)
+}
+
+// scaled is a copy of vec, each component times scale.
+func scaled(vec []float32, scale float32) []float32 {
+	out := make([]float32, len(vec))
+	for i, v := range vec {
+		out[i] = v * scale
+	}
+	return out
 }
 
 func dot64(w []float64, fs []Feature, vec []float32) float64 {

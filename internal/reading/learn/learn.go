@@ -92,17 +92,23 @@ func vecScale(dim int, train, val []reading.Example, vec func(string) []float32,
 func logLoss(m *reading.Model, ex []reading.Example) float64 {
 	var sum float64
 	ll := func(p float64) float64 { return -math.Log(max(p, 1e-9)) }
+	// binary is the log loss of P(yes) = p for label y (1 yes, 0 no, -1
+	// unknown: none).
+	binary := func(p float64, y int) float64 {
+		switch y {
+		case 1:
+			return ll(p)
+		case 0:
+			return ll(1 - p)
+		}
+		return 0
+	}
 	for _, e := range ex {
 		rd := m.Read(e.Text, e.Vec)
 		sum += ll(rd.P[e.Kind])
-		if e.Kind == reading.None {
-			continue
-		}
-		if e.Global >= 0 {
-			sum += ll(map[bool]float64{true: rd.Global, false: 1 - rd.Global}[e.Global == 1])
-		}
-		if e.Positive >= 0 {
-			sum += ll(map[bool]float64{true: rd.Positive, false: 1 - rd.Positive}[e.Positive == 1])
+		if e.Kind != reading.None {
+			sum += binary(rd.Global, e.Global)
+			sum += binary(rd.Positive, e.Positive)
 		}
 	}
 	return sum / float64(max(len(ex), 1))
