@@ -225,13 +225,6 @@ var everydayKnownGaps = map[string]string{
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/in_memory":        "no belief is formed from the Jest / pnpm test sentence",
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/where":            "no belief is formed from the Jest / pnpm test sentence",
 	"TestEverydayStatementsWithRealClient/4_jest_pnpm/in_later_request": "no belief is formed from the Jest / pnpm test sentence",
-	// "add a lint target to the Makefile, in this repo we run
-	// golangci-lint before every commit": the rules read a preference for
-	// the Makefile of the task; its belief reads "Add a lint target to the
-	// Makefile." and golangci-lint forms none.
-	"TestEverydayStatementsWithRealClient/5_golangci_lint/in_memory":        "the belief is about the Makefile of the task, not golangci-lint",
-	"TestEverydayStatementsWithRealClient/5_golangci_lint/where":            "the belief is about the Makefile of the task, not golangci-lint",
-	"TestEverydayStatementsWithRealClient/5_golangci_lint/in_later_request": "the belief is about the Makefile of the task, not golangci-lint",
 }
 
 // TestEverydayStatementsWithRealClient: five everyday statements a

@@ -52,6 +52,9 @@ type statedClaim struct {
 	// said is the clause of the user's sentence the belief reads as
 	// (Phrase), or "" when it is rendered.
 	said string
+	// away: the claim is a switch's turning away from the old value, said
+	// as what happened ("we moved off Fly.io"), not as a rule (ruleWords).
+	away bool
 }
 
 // statedOf returns the claims e states, the switches it states (from →
@@ -75,7 +78,8 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 		if !ok {
 			continue
 		}
-		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: asWritten(s.Text, c.subject)}
+		sc := statedClaim{c: c, global: s.Global || e.ProjectPath == "", display: asWritten(s.Text, c.subject),
+			away: s.Kind == episode.SignalSwitch && !ruleWords(s.Text)}
 		sc.said = saidOf(s, c, sc.display)
 		if !slices.ContainsFunc(claims, func(o statedClaim) bool { return o.c == sc.c && o.global == sc.global }) {
 			claims = append(claims, sc)
@@ -265,6 +269,13 @@ func (s *cycle) statedAll(ctx context.Context, eps []store.SeqEpisode) {
 // had any.
 func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	claims, switches, corrects := statedOf(e)
+	claims = append(claims, s.correctedFacts(e, claims)...)
+	claims = append(claims, installed(e, claims)...)
+	// A correction that says what holds now ("we moved off Fly.io,
+	// everything runs on Render now") is one belief, the new value's: its
+	// turning away from the old value retires what said it and is no
+	// belief of its own.
+	installs := slices.ContainsFunc(claims, func(c statedClaim) bool { return c.c.polarity > 0 })
 	if len(claims) == 0 {
 		return false
 	}
@@ -337,7 +348,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 		if d := s.deniedClaim(sc.c, part); !supported && d != nil {
 			// Denied: the statement is evidence of it, not a new belief.
 			s.weigh(d, e, Supports)
-		} else if !supported {
+		} else if !supported && !(sc.away && installs) {
 			nb := s.createStated(ctx, e, sc.c, sc.display, sc.said, scope, project, path)
 			for _, old := range retired {
 				nb.ParentID = old.ID
@@ -347,9 +358,6 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	}
 	// "We moved from Postgres to SQLite": the fact whose value was
 	// Postgres is retired, and stated anew with SQLite.
-	for _, old := range olds {
-		s.supersedeMentions(ctx, e, old)
-	}
 	for _, sw := range switches {
 		if sw[0] == "" {
 			continue
@@ -379,7 +387,98 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			}
 		}
 	}
+	// What else named the old value, episodes and beliefs, whatever their
+	// slot, is no longer current.
+	for _, old := range olds {
+		s.supersedeMentions(ctx, e, old)
+		s.retireMentions(e, old, claims, t)
+	}
 	return true
+}
+
+// correctedFacts are the facts a correction states with its new value
+// alone ("we upgraded the database to Postgres 17": the correction's
+// subject is "postgres 17"), when that value fills the slot of an active
+// fact of e's project: the fact whose name is a word of the value
+// ("postgres" = "postgres 16"), or whose value shares the new one's
+// first word. The slot's old value is then corrected like any other
+// fact's (stated).
+func (s *cycle) correctedFacts(e *episode.Episode, claims []statedClaim) []statedClaim {
+	if e.ProjectPath == "" {
+		return nil
+	}
+	var out []statedClaim
+	for _, sg := range e.Signals {
+		if !sg.Stated || sg.Kind != episode.SignalCorrection || sg.Global {
+			continue
+		}
+		val := normTerm(sg.Subject)
+		words := strings.Fields(val)
+		if len(words) == 0 || lexicon.NoContent(val) != "" || slices.ContainsFunc(claims, func(c statedClaim) bool {
+			return c.c.object == val || c.c.subject == val
+		}) {
+			continue
+		}
+		for _, id := range s.order {
+			b := s.beliefs[id]
+			bc, ok := beliefClaim(b)
+			if b.Status != belief.StatusActive || !ok || bc.class != classFact || b.Scope != episode.ScopeProject ||
+				b.ProjectPath != e.ProjectPath || bc.object == val {
+				continue
+			}
+			ow := strings.Fields(bc.object)
+			if !slices.Contains(words, bc.subject) && (len(ow) == 0 || ow[0] != words[0]) {
+				continue
+			}
+			c := claim{subject: bc.subject, class: classFact, polarity: 1, object: val}
+			if slices.ContainsFunc(out, func(o statedClaim) bool { return o.c == c }) {
+				continue
+			}
+			sc := statedClaim{c: c, display: asWritten(sg.Text, c.subject)}
+			sc.said = saidOf(sg, c, asWritten(sg.Text, val))
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// ruleWords reports whether text words a change as a rule ("stop using
+// bun", "never use mocks again", "don't use moment anymore"), not as what
+// happened ("we moved off Fly.io", "beanstalkd is gone"): a rule's turning
+// away is a belief of its own.
+func ruleWords(text string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\''
+	}) {
+		switch w {
+		case "stop", "quit", "don't", "dont", "never", "avoid":
+			return true
+		}
+	}
+	return false
+}
+
+// installed are the claims of what e's corrections install ("it's all
+// Prisma now": the correction's subject) that no claim of e makes yet
+// (a fact of its slot, a preference the rules read beside it): a
+// preference for the new value, reading as the user's clause.
+func installed(e *episode.Episode, claims []statedClaim) []statedClaim {
+	var out []statedClaim
+	for _, sg := range e.Signals {
+		if !sg.Stated || sg.Kind != episode.SignalCorrection || sg.Polarity < 0 {
+			continue
+		}
+		c, ok := claimOf(sg)
+		if !ok || slices.ContainsFunc(claims, func(o statedClaim) bool {
+			return o.c.subject == c.subject || o.c.object == c.subject
+		}) || slices.ContainsFunc(out, func(o statedClaim) bool { return o.c == c }) {
+			continue
+		}
+		sc := statedClaim{c: c, global: sg.Global || e.ProjectPath == "", display: asWritten(sg.Text, c.subject)}
+		sc.said = saidOf(sg, c, sc.display)
+		out = append(out, sc)
+	}
+	return out
 }
 
 // userSubject is the subject of the facts the user states about themself.
@@ -494,15 +593,44 @@ func (s *cycle) supersedeMentions(ctx context.Context, e *episode.Episode, old s
 	if old == "" || e.ProjectPath == "" || lexicon.NoContent(old) != "" {
 		return
 	}
-	eps, err := s.c.DB.EpisodesMentioning(ctx, e.ProjectPath, old, when(e), 200)
-	if err != nil {
-		s.log.Warn("superseded episodes not looked up", "episode", e.ID, "err", err)
+	for _, name := range nameForms(old) {
+		eps, err := s.c.DB.EpisodesMentioning(ctx, e.ProjectPath, name, when(e), 200)
+		if err != nil {
+			s.log.Warn("superseded episodes not looked up", "episode", e.ID, "err", err)
+			return
+		}
+		for _, o := range eps {
+			if o.ID != e.ID && mentions(o.Summary+"\n"+o.Context, name) {
+				s.supersede(o.ID, e.ID, "it names a value the user moved away from")
+			}
+		}
+	}
+}
+
+// retireMentions retires the active beliefs of e's project that name a
+// value the user moved away from ("we moved off winston":
+// "The winston transports are in src/log.ts"), whatever their slot, unless
+// they also name what the correction installs (then they report the
+// change) or are the correction's own. A belief the user pinned or denied
+// stays as they decided.
+func (s *cycle) retireMentions(e *episode.Episode, old string, claims []statedClaim, at time.Time) {
+	if old == "" || e.ProjectPath == "" || lexicon.NoContent(old) != "" {
 		return
 	}
-	for _, o := range eps {
-		if o.ID != e.ID && mentions(o.Summary+"\n"+o.Context, old) {
-			s.supersede(o.ID, e.ID, "it names a value the user moved away from")
+	part := partKey(episode.ScopeProject, e.ProjectPath)
+	for _, id := range slices.Clone(s.order) {
+		b := s.beliefs[id]
+		if b.Status != belief.StatusActive || partKey(b.Scope, b.ProjectPath) != part || hasEvidence(b, e.ID) || s.frozen(b) {
+			continue
 		}
+		text := b.Statement + "\n" + b.Subject + "\n" + b.Context
+		if !slices.ContainsFunc(nameForms(old), func(n string) bool { return mentions(text, n) }) || slices.ContainsFunc(claims, func(c statedClaim) bool {
+			installs := c.c.polarity > 0 && c.c.subject != old && c.c.object != old
+			return installs && (mentions(text, c.c.subject) || c.c.object != "" && mentions(text, c.c.object))
+		}) {
+			continue
+		}
+		s.retire(b, e, at)
 	}
 }
 
@@ -545,6 +673,21 @@ func (s *cycle) supersedeLate(ctx context.Context, eps []store.SeqEpisode) {
 			}
 		}
 	}
+}
+
+// nameForms are the spellings a tool's name goes by with and without its
+// suffix: "mongo" and "mongodb", "postgres" and "postgresql", "vue" and
+// "vuejs".
+func nameForms(name string) []string {
+	out := []string{name}
+	for _, suf := range []string{"db", "ql", "sql", "js", ".js"} {
+		if base, ok := strings.CutSuffix(name, suf); ok && len(base) >= 3 {
+			out = append(out, base)
+		} else if len(name) >= 3 && !strings.ContainsAny(name, " ") {
+			out = append(out, name+suf)
+		}
+	}
+	return out
 }
 
 // mentions reports whether text names term as a whole word (case aside).

@@ -68,8 +68,8 @@ func TestSplitBySource(t *testing.T) {
 
 // TestValidation holds the figures the extractor with the committed
 // lexical reading reaches on the validation split, "yields the right
-// belief" (MeansLabel), and that the reading earns its place: its F0.5
-// above the rules' alone.
+// belief" (MeansLabel), and that the reading earns its place: its F1 (the
+// measure the training chooses its settings by) above the rules' alone.
 func TestValidation(t *testing.T) {
 	val := Splits(loadAll(t))[Val]
 	with, err := EvaluateMeaning(context.Background(), extract.NewLocal(), val)
@@ -84,21 +84,21 @@ func TestValidation(t *testing.T) {
 	Report(&b, "val, with the reading", with)
 	Report(&b, "val, rules alone", alone)
 	t.Log("\n" + b.String())
-	if p := with.All.Precision(); p < 0.62 {
-		t.Errorf("validation precision %.3f, want ≥ 0.62", p)
+	if p := with.All.Precision(); p < 0.57 {
+		t.Errorf("validation precision %.3f, want ≥ 0.57", p)
 	}
-	if r := with.All.Recall(); r < 0.42 {
-		t.Errorf("validation recall %.3f, want ≥ 0.42", r)
+	if r := with.All.Recall(); r < 0.35 {
+		t.Errorf("validation recall %.3f, want ≥ 0.35", r)
 	}
 	f := func(c Counts) float64 {
 		p, r := c.Precision(), c.Recall()
-		return 1.25 * p * r / (0.25*p + r)
+		return 2 * p * r / (p + r)
 	}
-	if f(with.All) <= f(alone.All) {
-		t.Errorf("F0.5 with the reading %.3f, rules alone %.3f: the reading must do better", f(with.All), f(alone.All))
+	if f(with.All) <= f(alone.All)+0.1 {
+		t.Errorf("F1 with the reading %.3f, rules alone %.3f: the reading must do clearly better", f(with.All), f(alone.All))
 	}
-	if with.NoneClaimed*10 > with.None {
-		t.Errorf("%d of %d utterances labelled none yielded a belief, want at most a tenth", with.NoneClaimed, with.None)
+	if with.NoneClaimed*20 > with.None {
+		t.Errorf("%d of %d utterances labelled none yielded a belief, want at most a twentieth", with.NoneClaimed, with.None)
 	}
 }
 

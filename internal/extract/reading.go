@@ -96,21 +96,7 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 		return // nothing to drop or scope, and nothing to add
 	}
 	text := st.text[st.a:st.b]
-	var rd reading.Reading
-	if m.VecDim > 0 {
-		// A sentence vector costs a pass of the sentence embedder: only a
-		// sentence the lexical model reads as a possible statement gets
-		// one (Model.Gate), and at most maxVectors of an exchange.
-		lx := cmp.Or(m.Fallback, reading.Lexical())
-		if rd = lx.Read(text, nil); sc.vec == nil || sc.vectors >= maxVectors || rd.Statement() < m.Gate {
-			m = lx
-		} else {
-			sc.vectors++
-			rd = m.Read(text, sc.vec(text))
-		}
-	} else {
-		rd = m.Read(text, nil)
-	}
+	rd, m := sc.read(text, text)
 	if slices.ContainsFunc(r.sigs, func(s episode.Signal) bool {
 		return s.Kind == episode.SignalSwitch || s.Kind == episode.SignalCorrection
 	}) {
@@ -122,14 +108,188 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 		// (package consolidate acts on it at once).
 		return
 	}
-	if len(r.sigs) > 0 {
-		if rd.P[reading.None] >= m.Drop {
+	cls := reading.Clauses(text)
+	corr := rd.Kind() == reading.Corr && rd.Statement() >= m.AddFor(reading.Corr)
+	if len(cls) <= 1 || corr {
+		// One clause, or a correction: its old and new value may sit in
+		// two clauses ("X is gone, it's Y now"); the sentence is one unit.
+		r.sigs = sc.readUnit(m, st, st, r, r.sigs, rd)
+		if corr && sc.adds {
+			r.sigs = append(r.sigs, retiredBy(m, st, r.sigs, rd)...)
+		}
+		return
+	}
+	// Each clause is read on its own, with the rules' statements whose
+	// subject it holds; what stays keeps its place, what the model adds
+	// follows.
+	units := make([][]int, len(cls)) // indices into r.sigs
+	subs := make([]sentence, len(cls))
+	for i, c := range cls {
+		subs[i] = st.sub(st.a+c[0], st.a+c[1])
+	}
+	for j, s := range r.sigs {
+		if !readKinds[s.Kind] {
+			continue
+		}
+		best, bestN := 0, -1
+		for i := range subs {
+			if n := subjectWordsIn(s, subs[i].toks); n > bestN {
+				best, bestN = i, n
+			}
+		}
+		units[best] = append(units[best], j)
+	}
+	out := slices.Clone(r.sigs)
+	gone := make([]bool, len(out))
+	var added []episode.Signal
+	for i, c := range cls {
+		if len(subs[i].toks) == 0 {
+			continue
+		}
+		in := make([]episode.Signal, len(units[i]))
+		for k, j := range units[i] {
+			in[k] = out[j]
+		}
+		// A clause that holds words of what the rules read elsewhere in
+		// the sentence is part of that statement ("I prefer
+		// self-directed, independent learning …", "From now on, run
+		// gofmt …"): the model adds nothing of its own there.
+		covered := slices.ContainsFunc(r.sigs, func(s episode.Signal) bool {
+			return !slices.Contains(in, s) && subjectWordsIn(s, subs[i].toks) > 0
+		})
+		rdc, mc := sc.read(text[c[0]:c[1]], text)
+		adds := sc.adds
+		sc.adds = adds && !covered
+		kept, add := sc.readClause(mc, st, &subs[i], r, in, rdc)
+		sc.adds = adds
+		for k, j := range units[i] {
+			if kept[k] == nil {
+				gone[j] = true
+			} else {
+				out[j] = *kept[k]
+			}
+		}
+		added = append(added, add...)
+	}
+	r.sigs = r.sigs[:0]
+	for j, s := range out {
+		if !gone[j] {
+			r.sigs = append(r.sigs, s)
+		}
+	}
+	r.sigs = append(r.sigs, added...)
+}
+
+// readClause is readUnit for a clause u of sentence st: of its input
+// signals, what stays (nil for one that goes, in their order), and what
+// the model adds.
+func (sc *scanner) readClause(m *reading.Model, st, u *sentence, r *sentenceResult, in []episode.Signal, rd reading.Reading) ([]*episode.Signal, []episode.Signal) {
+	res := sc.readUnit(m, st, u, r, slices.Clone(in), rd)
+	kept := make([]*episode.Signal, len(in))
+	used := make([]bool, len(res))
+	for k, s := range in {
+		for i := range res {
+			if !used[i] && signalKey(res[i]) == signalKey(s) && res[i].Text == s.Text {
+				used[i] = true
+				kept[k] = &res[i]
+				break
+			}
+		}
+	}
+	var added []episode.Signal
+	for i, s := range res {
+		if !used[i] {
+			added = append(added, s)
+		}
+	}
+	return kept, added
+}
+
+// retiredBy is what a sentence the model reads as a correction retires
+// when the rules read a fact in it with its new value and no change ("we
+// moved off Fly.io, this service deploys to Render now": the rules' fact
+// is deploy target = Render): the model's old value (derive's switch away
+// from it), unless a statement of sigs already names it.
+func retiredBy(m *reading.Model, st *sentence, sigs []episode.Signal, rd reading.Reading) []episode.Signal {
+	if !slices.ContainsFunc(sigs, func(s episode.Signal) bool { return s.Kind == episode.SignalFact }) ||
+		slices.ContainsFunc(sigs, func(s episode.Signal) bool {
+			return s.Kind == episode.SignalSwitch || s.Kind == episode.SignalCorrection
+		}) {
+		return nil
+	}
+	_, extra, ok := derive(m, st, st, rd)
+	if !ok || extra == nil || extra.Kind != episode.SignalSwitch {
+		return nil
+	}
+	for _, s := range sigs {
+		if s.Subject == extra.Subject || normSubject(s.Object) == extra.Subject {
+			return nil
+		}
+	}
+	return []episode.Signal{*extra}
+}
+
+// read reads unit (a sentence, or a clause of sentence) with the
+// scanner's model: a model that takes sentence vectors reads first with
+// its lexical Fallback, and a unit that reads as a possible statement
+// (Model.Gate) gets a vector, at most maxVectors of an exchange. It
+// returns the reading and the model that made it.
+func (sc *scanner) read(unit, sentence string) (reading.Reading, *reading.Model) {
+	m := sc.model
+	if m.VecDim == 0 {
+		return m.ReadIn(unit, sentence, nil), m
+	}
+	lx := cmp.Or(m.Fallback, reading.Lexical())
+	rd := lx.ReadIn(unit, sentence, nil)
+	if sc.vec == nil || sc.vectors >= maxVectors || rd.Statement() < m.Gate {
+		return rd, lx
+	}
+	sc.vectors++
+	return m.ReadIn(unit, sentence, sc.vec(unit)), m
+}
+
+// subjectWordsIn counts the content words of s's subject (or its
+// value) that toks hold, a hyphenated word ("self-directed") as its parts.
+func subjectWordsIn(s episode.Signal, toks []token) int {
+	var words []string
+	for _, t := range toks {
+		words = append(words, t.w, normSubject(t.w))
+		words = append(words, strings.FieldsFunc(t.w, func(r rune) bool { return r == '-' || r == '_' || r == '/' })...)
+	}
+	n := 0
+	for _, w := range strings.Fields(s.Subject + " " + s.Object) {
+		if !lexicon.IsFunctionWord(w) && slices.Contains(words, w) {
+			n++
+		}
+	}
+	return n
+}
+
+// sub is the part [a, b) of the sentence's text as a sentence of its own
+// (a clause), with the tokens that lie inside it.
+func (st *sentence) sub(a, b int) sentence {
+	c := sentence{text: st.text, a: a, b: b, off: st.off}
+	for _, t := range st.toks {
+		if t.start >= a && t.end <= b {
+			c.toks = append(c.toks, t)
+		}
+	}
+	return c
+}
+
+// readUnit applies reading rd (by model m) of one unit of sentence st (st
+// itself, or a clause u of it) to sigs, the rules' statements in it, and
+// returns what stays of them and what the model adds.
+func (sc *scanner) readUnit(m *reading.Model, st, u *sentence, r *sentenceResult, sigs []episode.Signal, rd reading.Reading) []episode.Signal {
+	stated := slices.ContainsFunc(sigs, func(s episode.Signal) bool { return readKinds[s.Kind] })
+	if len(sigs) > 0 {
+		if stated && rd.P[reading.None] >= m.Drop {
 			// What the user states as lasting the model reads as nothing
 			// lasting: dropped. A decision is about the task at hand and a
 			// correction says what was wrong: the rules keep those.
-			r.sigs = slices.DeleteFunc(r.sigs, func(s episode.Signal) bool { return readKinds[s.Kind] })
-		} else if sc.rekind(st, r, rd) {
-			return
+			sigs = slices.DeleteFunc(sigs, func(s episode.Signal) bool { return readKinds[s.Kind] })
+		} else if out, ok := sc.rekind(m, st, u, r, sigs, rd); ok {
+			return out
 		}
 		if math.Abs(rd.Global-0.5) >= m.Scope && !hasGlobalMarker(st.toks) && !hasProjectMarker(st.toks) {
 			// The rules' markers ("in this repo", "in all my projects")
@@ -137,37 +297,39 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 			// reads it, for what the user states as lasting (a decision
 			// is about the task at hand, a correction's scope is what it
 			// corrects).
-			for i := range r.sigs {
-				if s := &r.sigs[i]; readKinds[s.Kind] && !r.requests[signalKey(*s)] {
+			for i := range sigs {
+				if s := &sigs[i]; readKinds[s.Kind] && !r.requests[signalKey(*s)] {
 					s.Global = rd.Global >= 0.5
 				}
 			}
 		}
-		return
-	}
-	if !sc.adds || rd.Statement() < m.AddFor(rd.Kind()) || sc.long {
-		return
-	}
-	if s, extra, ok := derive(m, st, rd); ok {
-		r.sigs = append(r.sigs, s)
-		if extra != nil {
-			r.sigs = append(r.sigs, *extra)
+		if stated || len(u.toks) == len(st.toks) {
+			return sigs
 		}
 	}
+	if !sc.adds || rd.Statement() < m.AddFor(rd.Kind()) || sc.long {
+		return sigs
+	}
+	if s, extra, ok := derive(m, st, u, rd); ok {
+		sigs = append(sigs, s)
+		if extra != nil {
+			sigs = append(sigs, *extra)
+		}
+	}
+	return sigs
 }
 
-// rekind replaces what the rules read as lasting in a sentence by the
+// rekind replaces what the rules read as lasting in a unit (sigs) by the
 // model's reading of it (derive) when the model reads another kind with
-// at least Model.Rekind of its statement probability, and reports
-// whether it did.
-func (sc *scanner) rekind(st *sentence, r *sentenceResult, rd reading.Reading) bool {
-	m := sc.model
+// at least Model.Rekind of its statement probability; it returns the
+// unit's signals and whether it did.
+func (sc *scanner) rekind(m *reading.Model, st, u *sentence, r *sentenceResult, sigs []episode.Signal, rd reading.Reading) ([]episode.Signal, bool) {
 	k := rd.Kind()
 	if m.Rekind > 1 || rd.P[k] < m.Rekind*rd.Statement() {
-		return false
+		return sigs, false
 	}
 	read := false
-	for _, s := range r.sigs {
+	for _, s := range sigs {
 		if !readKinds[s.Kind] || r.requests[signalKey(s)] {
 			continue
 		}
@@ -182,39 +344,79 @@ func (sc *scanner) rekind(st *sentence, r *sentenceResult, rd reading.Reading) b
 		// would retire is the slot's older value (package consolidate
 		// revises it).
 		if ruled == k || ruled == reading.Fact && k == reading.Corr {
-			return false
+			return sigs, false
 		}
 	}
 	if !read {
-		return false
+		return sigs, false
 	}
-	s, extra, ok := derive(m, st, rd)
+	s, extra, ok := derive(m, st, u, rd)
 	if !ok {
-		return false
+		return sigs, false
 	}
-	r.sigs = slices.DeleteFunc(r.sigs, func(s episode.Signal) bool { return readKinds[s.Kind] && !r.requests[signalKey(s)] })
-	r.sigs = append(r.sigs, s)
+	sigs = slices.DeleteFunc(slices.Clone(sigs), func(s episode.Signal) bool { return readKinds[s.Kind] && !r.requests[signalKey(s)] })
+	sigs = append(sigs, s)
 	if extra != nil {
-		r.sigs = append(r.sigs, *extra)
+		sigs = append(sigs, *extra)
 	}
-	return true
+	return sigs, true
 }
 
 // readKinds are the kinds of signal the model may drop and whose scope
 // it reads: what the user states as lasting.
 var readKinds = map[string]bool{episode.SignalPreference: true, episode.SignalAvoid: true, episode.SignalFact: true}
 
+// asWrittenIn returns the words of u that subject was made from, with the
+// case the user wrote them in ("Go" the language, "go" the verb), or
+// subject when they are not found one for one.
+func asWrittenIn(u *sentence, subject string) string {
+	want := strings.Fields(subject)
+	for i := 0; i+len(want) <= len(u.toks); i++ {
+		ok := true
+		for j, w := range want {
+			if t := u.toks[i+j]; t.w != w && normSubject(t.w) != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return u.text[u.toks[i].start:u.toks[i+len(want)-1].end]
+		}
+	}
+	return subject
+}
+
+// onlyScopeNouns reports whether subject names only a place a statement
+// holds in ("repo", "this project").
+func onlyScopeNouns(subject string) bool {
+	for _, w := range strings.Fields(subject) {
+		if !scopeNouns[w] && !lexicon.IsFunctionWord(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueLike reports whether a fact's value reads as a value on its own,
+// without a name beside it: more than one word, or a version, path, host,
+// package or command ("postgres 16", "v3", "fly.io", "@nestjs/swagger").
+func valueLike(val string) bool {
+	return len(strings.Fields(val)) > 1 || strings.ContainsAny(val, "0123456789./@:+#_")
+}
+
 // momentWords say a fact holds for the moment only.
 var momentWords = setOf("failing", "fails", "failed", "broken", "down", "red", "flaky", "crashing", "crashes", "erroring",
 	"stuck", "hanging", "timing", "missing")
 
-// derive makes a signal of a sentence the model reads as a statement:
-// the kind, scope and polarity the model gives; what it is about (and a
-// fact's value) are the spans of its own words the model's taggers pick.
-func derive(m *reading.Model, st *sentence, rd reading.Reading) (sig episode.Signal, extra *episode.Signal, ok bool) {
-	text := st.text[st.a:st.b]
+// derive makes a signal of a unit u of sentence st (st itself or one of
+// its clauses) the model reads as a statement: the kind, scope and
+// polarity the model gives; what it is about (and a fact's value) are the
+// spans of the unit's own words the model's taggers pick; the scope
+// markers and the quoted text are the sentence's.
+func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.Signal, extra *episode.Signal, ok bool) {
+	text := u.text[u.a:u.b]
 	kind := rd.Kind()
-	if t, _ := stripFillers(st.toks); len(t) == 0 || ackRemainder(t) || (len(t) > 1 && ackRemainder(t[1:]) && (t[0].w == "no" || t[0].w == "not")) {
+	if t, _ := stripFillers(u.toks); len(t) == 0 || ackRemainder(t) || (len(t) > 1 && ackRemainder(t[1:]) && (t[0].w == "no" || t[0].w == "not")) {
 		return episode.Signal{}, nil, false // "no problem, please continue"
 	}
 	s := episode.Signal{Text: st.quote(), Polarity: 1, Stated: true}
@@ -225,9 +427,14 @@ func derive(m *reading.Model, st *sentence, rd reading.Reading) (sig episode.Sig
 	switch kind {
 	case reading.Fact:
 		val := m.Span(text, kind, reading.SpanValue)
-		if val == "" || slices.ContainsFunc(strings.Fields(val), stateWord) || slices.ContainsFunc(st.toks, func(t token) bool { return momentWords[t.w] }) {
+		if val == "" || slices.ContainsFunc(strings.Fields(val), stateWord) || slices.ContainsFunc(u.toks, func(t token) bool { return momentWords[t.w] }) {
 			// no value, or a state of the moment ("the tests are
 			// failing on CI", "the build is broken")
+			return episode.Signal{}, nil, false
+		}
+		if len(u.toks) < 3 || (subj == "" || normSubject(subj) == normSubject(val)) && !valueLike(val) {
+			// A fact names a thing and its value: "queue is kafka", "we're
+			// on postgres 16"; "go on" and "here is the file" name neither.
 			return episode.Signal{}, nil, false
 		}
 		if subj == "" || subj == val {
@@ -235,10 +442,16 @@ func derive(m *reading.Model, st *sentence, rd reading.Reading) (sig episode.Sig
 		}
 		s.Kind, s.Object, s.Polarity = episode.SignalFact, val, 1
 	case reading.Corr:
-		// The subject tagger picks what a correction installs, the value
-		// tagger what it retires.
+		// The correction taggers pick what it installs and what it
+		// retires (a model made without them: the subject and the value
+		// tagger).
+		tagNew, tagOld := reading.SpanSubject, reading.SpanValue
+		if m.CorrectionSpans() {
+			tagNew, tagOld = reading.SpanNew, reading.SpanOld
+			subj = m.Span(text, kind, tagNew)
+		}
 		s.Kind, s.Polarity = episode.SignalCorrection, 1
-		if old := normSubject(m.Span(text, kind, reading.SpanValue)); old != "" && old != normSubject(subj) {
+		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) {
 			r := s
 			r.Kind, r.Subject = episode.SignalSwitch, old
 			if subj == "" {
@@ -262,7 +475,10 @@ func derive(m *reading.Model, st *sentence, rd reading.Reading) (sig episode.Sig
 		extra.Global = s.Global
 	}
 	s.Subject = normSubject(subj)
-	if s.Subject == "" || lexicon.NoContent(s.Subject) != "" {
+	if s.Subject == "" || lexicon.NoContent(s.Subject) != "" || onlyScopeNouns(s.Subject) ||
+		kind == reading.Pref && lexicon.NotAThing(asWrittenIn(u, s.Subject)) != "" {
+		// no thing ("i'm", "we don't"), or only the place it holds ("in
+		// this repo, never commit to main": the repo is where, not what)
 		return episode.Signal{}, nil, false
 	}
 	return s, extra, true

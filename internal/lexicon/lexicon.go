@@ -36,6 +36,9 @@ can could may might must shall should will would ought
 not very just only also too quite rather really so then there here now again ever never always
 often still even already yet perhaps maybe please ok okay yes yeah
 's 're 've 'd 'll 'm n't
+i'm i've i'd i'll we're we've we'd we'll you're you've you'd you'll it's that's there's here's what's
+they're they've he's she's let's don't doesn't didn't isn't aren't wasn't weren't won't wouldn't
+shouldn't can't couldn't haven't hasn't im ive dont doesnt didnt isnt arent wasnt wont cant couldnt
 `)
 
 // Verbs: common English verbs that are rarely nouns in what developers say (not "build", "run",
@@ -50,7 +53,7 @@ exist seem become make get give take go come know think say tell ask let put kee
 happen mean feel find leave try want need like love hate prefer avoid use add remove delete fix
 see write read explain describe allow enable disable continue include consider suggest provide
 create ensure implement apply accept reject agree refer remember forget believe understand decide
-choose pick`) {
+choose pick rename rewrite rerun retry revert undo redo`) {
 		m[v] = true
 		for _, f := range inflect(v) {
 			m[f] = true

@@ -92,7 +92,10 @@ func Tokens(s string) []Token {
 	upper, quoted := false, false
 	caps, letters := 0, 0
 	flush := func() {
-		w := strings.Trim(b.String(), "'-_./+#@")
+		// Joiners at a word's edges are punctuation, but for a package
+		// scope or decorator's "@" ("@nestjs/swagger", "@Prop") and a
+		// language's "++" or "#" ("c++", "c#").
+		w := strings.TrimRight(strings.TrimLeft(b.String(), "'-_./+#"), "'-_./@")
 		if w != "" {
 			up := upper && (len(out) > 0 || caps > 1) || caps > 1 && caps == letters
 			out = append(out, Token{W: w, Upper: up, Code: quoted})
@@ -117,6 +120,10 @@ func Tokens(s string) []Token {
 		case strings.ContainsRune("'-_./+#@", r) && b.Len() > 0 && i+1 < len(rs) &&
 			(unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])):
 			b.WriteRune(r)
+		case r == '@' && b.Len() == 0 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]):
+			b.WriteRune(r) // "@nestjs/swagger", "@Prop"
+		case (r == '+' || r == '#') && b.Len() > 0:
+			b.WriteRune(r) // "c++", "c#"
 		default:
 			flush()
 			if r == '`' || r == '"' {
@@ -191,8 +198,15 @@ var (
 	ackW       = wordSet(`ok okay thanks thank great lgtm sure cool nice perfect yes yep yeah awesome`)
 	deixisW    = wordSet(`it that this these those`)
 	reportedW  = wordSet(`says said told suggested according mentioned recommends recommended`)
-	taskNouns  = wordSet(`file function bug test line one error method component page issue pr commit branch change`)
-	verbsLead  = wordSet(`use add write run keep make put avoid never always stick prefer default name format put create return
+	// changeW: the words around what a change retires or installs.
+	changeW = wordSet(`off from to about over away instead anymore longer gone dropped ditched replaced switched moved
+		migrated upgraded downgraded bumped left now wrong not no is are it's its on with for`)
+	// frameW: words of time and framing, never the edge of what a
+	// statement is about.
+	frameW = wordSet(`now anymore btw fyi lol yesterday today tonight tomorrow recently lately currently
+		week weekend month sprint days ago pls plz thanks asap`)
+	taskNouns = wordSet(`file function bug test line one error method component page issue pr commit branch change`)
+	verbsLead = wordSet(`use add write run keep make put avoid never always stick prefer default name format put create return
 		use include remove follow check test build commit push deploy document comment wrap handle log validate split import export
 		place store call pin lint ensure do don't dont`)
 )
@@ -201,7 +215,16 @@ var (
 // with no repeats. vec, when not nil, is appended as dense features after
 // the lexical ones (see Model.Dim).
 func Features(sentence string) []Feature {
-	ws := Words(sentence)
+	return FeaturesIn(sentence, sentence)
+}
+
+// FeaturesIn returns the active features of one clause of sentence (see
+// Clauses): the clause's own words and cues, and, when the clause is not
+// the whole sentence, the cues of the sentence around it as hashed
+// context features ("in this repo" in the next clause, a question mark
+// at the sentence's end).
+func FeaturesIn(clause, sentence string) []Feature {
+	ws := Words(clause)
 	seen := map[int]float32{}
 	add := func(i int, v float32) { seen[i] += v }
 	cue := func(name string) { add(cueIndex[name], 1) }
@@ -211,12 +234,6 @@ func Features(sentence string) []Feature {
 		add(hash("u:"+w), 1)
 		if sh := shape(w); sh != "" {
 			add(hash("u:"+sh), 1)
-			if sh == "<num>" || sh == "<alnum>" {
-				cue("version")
-			}
-			if sh == "<path>" {
-				cue("path")
-			}
 		}
 		add(hash("b:"+prev+" "+w), 1)
 		if i == 0 {
@@ -225,6 +242,36 @@ func Features(sentence string) []Feature {
 		prev = w
 	}
 	add(hash("b:"+prev+" $"), 1)
+	for _, c := range cues(clause, ws) {
+		cue(c)
+	}
+	if strings.TrimSpace(clause) != strings.TrimSpace(sentence) {
+		add(hash("x:part"), 1)
+		for _, c := range cues(sentence, Words(sentence)) {
+			add(hash("x:"+c), 1)
+		}
+	}
+	out := make([]Feature, 0, len(seen))
+	for i, v := range seen {
+		out = append(out, Feature{I: i, V: v})
+	}
+	sortFeatures(out)
+	return out
+}
+
+// cues returns the names of the cues (cueNames) text, of words ws, has.
+func cues(text string, ws []string) []string {
+	var out []string
+	cue := func(name string) { out = append(out, name) }
+	// one cue per version-like or path-like word, as they come
+	for _, w := range ws {
+		switch shape(w) {
+		case "<num>", "<alnum>":
+			cue("version")
+		case "<path>":
+			cue("path")
+		}
+	}
 	has := func(set map[string]bool) bool {
 		for _, w := range ws {
 			if set[w] {
@@ -281,10 +328,10 @@ func Features(sentence string) []Feature {
 	if in("all my projects", "everywhere", "in general", "every project", "all projects", "any project", "all my repos") {
 		cue("global-marker")
 	}
-	if t := strings.TrimSpace(sentence); strings.HasSuffix(t, "?") || len(ws) > 0 && qWords[ws[0]] && len(ws) > 1 && (second[ws[1]] || firstPlur[ws[1]] || ws[1] == "i" || ws[1] == "it" || ws[1] == "there") {
+	if t := strings.TrimSpace(text); strings.HasSuffix(t, "?") || len(ws) > 0 && qWords[ws[0]] && len(ws) > 1 && (second[ws[1]] || firstPlur[ws[1]] || ws[1] == "i" || ws[1] == "it" || ws[1] == "there") {
 		cue("question")
 	}
-	if len(ws) > 0 && (condW[ws[0]] || ws[0] == "when" && !strings.HasSuffix(strings.TrimSpace(sentence), "?")) || in("in case") {
+	if len(ws) > 0 && (condW[ws[0]] || ws[0] == "when" && !strings.HasSuffix(strings.TrimSpace(text), "?")) || in("in case") {
 		cue("conditional")
 	}
 	if has(pastW) || in("used to") {
@@ -299,7 +346,7 @@ func Features(sentence string) []Feature {
 	if has(copulaW) {
 		cue("fact-copula")
 	}
-	if strings.ContainsAny(sentence, "`{}()=<>[]") {
+	if strings.ContainsAny(text, "`{}()=<>[]") {
 		cue("code")
 	}
 	if len(ws) <= 4 {
@@ -320,11 +367,6 @@ func Features(sentence string) []Feature {
 	if has(reportedW) {
 		cue("reported")
 	}
-	out := make([]Feature, 0, len(seen))
-	for i, v := range seen {
-		out = append(out, Feature{I: i, V: v})
-	}
-	sortFeatures(out)
 	return out
 }
 

@@ -118,6 +118,12 @@ func (m *Model) Read(sentence string, vec []float32) Reading {
 	return m.read(Features(sentence), vec)
 }
 
+// ReadIn reads one clause of sentence (see Clauses, FeaturesIn); vec is
+// the clause's sentence vector, or nil.
+func (m *Model) ReadIn(clause, sentence string, vec []float32) Reading {
+	return m.read(FeaturesIn(clause, sentence), vec)
+}
+
 // scale is the factor of the sentence vector's products (VecScale; 1
 // for a model made without one).
 func (m *Model) scale() float32 {

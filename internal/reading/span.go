@@ -1,6 +1,7 @@
 package reading
 
 import (
+	"math"
 	"strings"
 
 	"github.com/engram-memory/engram/internal/lexicon"
@@ -13,14 +14,26 @@ import (
 // and a fact's value ("postgres 16", "pnpm test"). A span is the run of
 // words whose scores, less one half, sum highest.
 
-// Span tags.
+// Span tags. A correction's words have taggers of their own: what it
+// retires ("off X", "X is gone", "not X anymore") and what it installs
+// ("to Y", "it's Y now") read unlike a preference's subject or a fact's
+// value, and one tagger for both learnt neither.
 const (
-	SpanSubject = iota
-	SpanValue
+	SpanSubject = iota // what a statement is about; a fact's name
+	SpanValue          // a fact's value
+	SpanNew            // what a correction installs
+	SpanOld            // what a correction retires
 	spans
 )
 
-var spanNames = [spans]string{"subject", "value"}
+var spanNames = [spans]string{"subject", "value", "new", "old"}
+
+// CorrectionSpans reports whether m has the correction taggers (SpanNew,
+// SpanOld); a model made without them reads a correction's new value
+// with the subject tagger and its old one with the value tagger.
+func (m *Model) CorrectionSpans() bool {
+	return len(m.Spans[SpanNew]) > 0 && len(m.Spans[SpanOld]) > 0
+}
 
 // tokenFeatures are the features of word i of ws in a statement of kind.
 func tokenFeatures(ts []Token, i int, kind int) []Feature {
@@ -89,6 +102,22 @@ func tokenFeatures(ts []Token, i int, kind int) []Feature {
 			break
 		}
 	}
+	// the nearest change or slot word before and after: what a
+	// correction retires follows "off", "from", "about" and comes before
+	// "is gone", "anymore"; what it installs follows "to", "on", "it's"
+	// and comes before "now"
+	for j := i - 1; j >= 0 && j >= i-5; j-- {
+		if changeW[ws[j]] {
+			add("cafter:" + k + "|" + ws[j])
+			break
+		}
+	}
+	for j := i + 1; j < len(ws) && j <= i+4; j++ {
+		if changeW[ws[j]] {
+			add("cbefore:" + k + "|" + ws[j])
+			break
+		}
+	}
 	out := make([]Feature, 0, len(seen))
 	for i, v := range seen {
 		out = append(out, Feature{I: i, V: v})
@@ -132,12 +161,53 @@ func (m *Model) Span(sentence string, kind int, tag int) string {
 	if bestA < 0 {
 		return ""
 	}
+	// A span does not start or end with a word that only frames it ("the",
+	// "now", "btw", "anymore"): what a belief is about is its content words.
+	for bestA < bestB && edgeWord(ts[bestA].W) {
+		bestA++
+	}
+	for bestB > bestA && edgeWord(ts[bestB-1].W) {
+		bestB--
+	}
+	if bestA == bestB {
+		return ""
+	}
+	if bestB-bestA > maxSpanWords {
+		// What a statement is about is a few words: the best window of
+		// them inside a longer run.
+		a, top := bestA, math.Inf(-1)
+		for i := bestA; i+maxSpanWords <= bestB; i++ {
+			sum := 0.0
+			for _, p := range ps[i : i+maxSpanWords] {
+				sum += p
+			}
+			if sum > top+1e-12 {
+				a, top = i, sum
+			}
+		}
+		bestA, bestB = a, a+maxSpanWords
+		for bestA < bestB && edgeWord(ts[bestA].W) {
+			bestA++
+		}
+		for bestB > bestA && edgeWord(ts[bestB-1].W) {
+			bestB--
+		}
+	}
 	ws := make([]string, 0, bestB-bestA)
 	for _, t := range ts[bestA:bestB] {
 		ws = append(ws, t.W)
 	}
 	return strings.Join(ws, " ")
 }
+
+// edgeWord reports whether w cannot open or close a span: a function word
+// or a word of time or framing.
+func edgeWord(w string) bool {
+	return lexicon.IsFunctionWord(w) || frameW[w]
+}
+
+// maxSpanWords bounds a span.
+const maxSpanWords = 4
 
 // minSpanScore: no word scoring this much, no span; spanShare: the share
 // of the best word's score its neighbours need to join it when no word

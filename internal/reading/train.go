@@ -1,10 +1,14 @@
 package reading
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // Example is one labelled sentence.
 type Example struct {
 	Text     string
+	Context  string    // the sentence Text is a clause of, or "" (Text is a sentence)
 	Vec      []float32 // the sentence vector, or nil
 	Kind     int       // None, Pref, Fact, Corr
 	Global   int       // 1 everywhere, 0 this project, -1 unknown
@@ -35,7 +39,7 @@ func Train(name string, vecDim int, examples []Example, opt Options) *Model {
 	feats := make([][]Feature, len(examples))
 	vecs := make([][]float32, len(examples))
 	for i, e := range examples {
-		feats[i] = Features(e.Text)
+		feats[i] = FeaturesIn(e.Text, cmp.Or(e.Context, e.Text))
 		if len(e.Vec) == vecDim {
 			vecs[i] = scaled(e.Vec, m.scale())
 		}
