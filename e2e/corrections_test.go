@@ -143,24 +143,12 @@ func TestCorrectionsWithRealClient(t *testing.T) {
 	model.setTurns(turns)
 	t.Logf("engram-worker run (empty store): %s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
 
-	session := func(dir string, prompts ...string) {
-		t.Helper()
-		id := ""
-		for _, p := range prompts {
-			res := e.PromptIn(dir, id, p)
-			id = res.SessionID
-			steps, _ := model.steps(p)
-			if last := steps[len(steps)-1].Text; !strings.Contains(res.Result, last) {
-				t.Fatalf("prompt %q: client result %q, want %q", p, res.Result, last)
-			}
-		}
-	}
 	for _, c := range corrections {
-		session(dirs[c.name], c.look, c.state)
+		model.session(t, e, dirs[c.name], c.look, c.state)
 	}
 	t.Logf("engram-worker run (after the statements):\n%s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
 	for _, c := range corrections {
-		session(dirs[c.name], c.change)
+		model.session(t, e, dirs[c.name], c.change)
 	}
 	t.Logf("engram-worker run (after the corrections):\n%s", strings.TrimSpace(e.Worker(bins.Worker, "run")))
 	if p := model.Problems(); len(p) > 0 {

@@ -132,6 +132,25 @@ func (m *everydayModel) respond(r *anthropicstub.Request) anthropicstub.Reply {
 	return steps[step]
 }
 
+// session runs one session of the real client in dir, the prompts in
+// turn (the later ones resume it), and checks that each ends with the
+// scripted reply.
+func (m *everydayModel) session(t *testing.T, e *Env, dir string, prompts ...string) {
+	t.Helper()
+	id := ""
+	for _, p := range prompts {
+		res := e.PromptIn(dir, id, p)
+		if id != "" && res.SessionID != id {
+			t.Fatalf("--resume %s continued as session %s", id, res.SessionID)
+		}
+		id = res.SessionID
+		steps, _ := m.steps(p)
+		if last := steps[len(steps)-1].Text; !strings.Contains(res.Result, last) {
+			t.Fatalf("prompt %q: client result %q, want %q", p, res.Result, last)
+		}
+	}
+}
+
 func (m *everydayModel) problem(format string, args ...any) {
 	m.mu.Lock()
 	m.problems = append(m.problems, fmt.Sprintf(format, args...))
@@ -335,18 +354,7 @@ func TestEverydayStatementsWithRealClient(t *testing.T) {
 
 	session := func(dir string, prompts ...string) {
 		t.Helper()
-		id := ""
-		for _, p := range prompts {
-			res := e.PromptIn(dir, id, p)
-			if id != "" && res.SessionID != id {
-				t.Fatalf("--resume %s continued as session %s", id, res.SessionID)
-			}
-			id = res.SessionID
-			steps, _ := model.steps(p)
-			if last := steps[len(steps)-1].Text; !strings.Contains(res.Result, last) {
-				t.Fatalf("prompt %q: client result %q, want %q", p, res.Result, last)
-			}
-		}
+		model.session(t, e, dir, prompts...)
 	}
 	session(goProj, everydayG1Look, everydayG1Fix, everydayG1Commit)
 	session(goProj, everydayG2Look, everydayG2Upsert, everydayG2Lint)

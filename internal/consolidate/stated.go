@@ -281,6 +281,9 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	}
 	olds := oldValues(e)
 	t := when(e)
+	// orphans are the beliefs a turning away retired without a belief of
+	// its own; the new value's belief is their child.
+	var orphans, installedBeliefs []*belief.Belief
 	for _, sc := range claims {
 		if sc.global && corrects && s.projectSlot(e.ProjectPath, sc.c) {
 			// A correction bears on the slot it corrects: said in a
@@ -354,6 +357,20 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 				nb.ParentID = old.ID
 				old.Children = append(old.Children, nb.ID)
 			}
+			if sc.c.polarity > 0 {
+				installedBeliefs = append(installedBeliefs, nb)
+			}
+		} else if sc.away {
+			orphans = append(orphans, retired...)
+		}
+	}
+	if len(installedBeliefs) > 0 {
+		nb := installedBeliefs[0]
+		for _, old := range orphans {
+			if nb.ParentID == "" {
+				nb.ParentID = old.ID
+			}
+			old.Children = append(old.Children, nb.ID)
 		}
 	}
 	// "We moved from Postgres to SQLite": the fact whose value was
