@@ -239,13 +239,15 @@ func (sc *scanner) read(unit, sentence string) (reading.Reading, *reading.Model)
 	if m.VecDim == 0 {
 		return m.ReadIn(unit, sentence, nil), m
 	}
+	// Both models take the same lexical features: computed once.
+	fs := reading.FeaturesIn(unit, sentence)
 	lx := cmp.Or(m.Fallback, reading.Lexical())
-	rd := lx.ReadIn(unit, sentence, nil)
+	rd := lx.ReadFeatures(fs, nil)
 	if sc.vec == nil || sc.vectors >= maxVectors || rd.Statement() < m.Gate {
 		return rd, lx
 	}
 	sc.vectors++
-	return m.ReadIn(unit, sentence, sc.vec(unit)), m
+	return m.ReadFeatures(fs, sc.vec(unit)), m
 }
 
 // subjectWordsIn counts the content words of s's subject (or its
@@ -423,7 +425,13 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 	if rd.Positive < 0.5 {
 		s.Polarity = -1
 	}
-	subj := m.Span(text, kind, reading.SpanSubject)
+	// What it is about: for a correction, what it installs (its own
+	// tagger where the model has one), else the subject tagger's words.
+	tagNew, tagOld := reading.SpanSubject, reading.SpanValue
+	if kind == reading.Corr && m.CorrectionSpans() {
+		tagNew, tagOld = reading.SpanNew, reading.SpanOld
+	}
+	subj := m.Span(text, kind, tagNew)
 	switch kind {
 	case reading.Fact:
 		val := m.Span(text, kind, reading.SpanValue)
@@ -442,14 +450,9 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		}
 		s.Kind, s.Object, s.Polarity = episode.SignalFact, val, 1
 	case reading.Corr:
-		// The correction taggers pick what it installs and what it
+		// The correction taggers pick what it installs (subj) and what it
 		// retires (a model made without them: the subject and the value
 		// tagger).
-		tagNew, tagOld := reading.SpanSubject, reading.SpanValue
-		if m.CorrectionSpans() {
-			tagNew, tagOld = reading.SpanNew, reading.SpanOld
-			subj = m.Span(text, kind, tagNew)
-		}
 		s.Kind, s.Polarity = episode.SignalCorrection, 1
 		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) {
 			r := s

@@ -124,6 +124,12 @@ func (m *Model) ReadIn(clause, sentence string, vec []float32) Reading {
 	return m.read(FeaturesIn(clause, sentence), vec)
 }
 
+// ReadFeatures reads a unit by its features (FeaturesIn), for a caller
+// that reads one unit with two models.
+func (m *Model) ReadFeatures(fs []Feature, vec []float32) Reading {
+	return m.read(fs, vec)
+}
+
 // scale is the factor of the sentence vector's products (VecScale; 1
 // for a model made without one).
 func (m *Model) scale() float32 {
