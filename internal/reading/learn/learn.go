@@ -419,7 +419,7 @@ type choice struct {
 	claims int
 }
 
-// better reports whether c beats best: clearly higher F0.5, or as good
+// better reports whether c beats best: clearly higher F-beta, or as good
 // within tieF and fewer claims.
 func (c choice) better(best choice) bool {
 	switch {
