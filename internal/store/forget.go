@@ -121,12 +121,13 @@ func (db *DB) Scrub(ctx context.Context) error {
 // forgetEvidence takes a forgotten episode out of every belief that names
 // it: its id leaves the evidence lists, a revision whose reason quotes it
 // keeps the change but not the words, and an active belief whose only
-// support it was is retired (archived), with a history row that holds no
-// text: nothing the user said is left to hold it up. A belief that reads
-// in the episode's words (said: its summary and context; a stated belief
-// reads as the user's clause) loses them: forgotten with the episode when
-// nothing else supports it, else it reads as its fields say
-// (belief.Plain), and so do its revisions' old statements.
+// support it was is retired (archived, and out of the link graph), with a
+// history row that holds no text: nothing the user said is left to hold
+// it up. A belief that reads in the episode's words (said: its summary and
+// context; a stated belief reads as the user's clause) loses them:
+// forgotten with the episode when nothing else supports it, else it reads
+// as its fields say (belief.Plain), and so do its revisions' old
+// statements.
 func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID, said string, at time.Time) error {
 	pattern := "%" + episodeID + "%"
 	rows, err := tx.QueryContext(ctx, `SELECT id, status, statement, subject, predicate, context,
@@ -214,6 +215,11 @@ func forgetEvidence(ctx context.Context, tx *sql.Tx, episodeID, said string, at 
 			}
 		}
 		if retire {
+			// Out of recall, out of the link graph, as any archive (the
+			// links join active beliefs only, see followStatus).
+			if err := unlink(ctx, tx, r.id); err != nil {
+				return err
+			}
 			if err := insertEvent(ctx, tx, Event{At: at, MemoryID: r.id, Action: ActionArchived, Cause: "forget",
 				Detail: "its only supporting episode was forgotten"}); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/episode"
 )
 
 // TestLinkGraphStaysConsistent is a property test: random sequences of
@@ -135,5 +136,75 @@ func TestLinkGraphStaysConsistent(t *testing.T) {
 				t.Fatalf("no links after %v: the test shows nothing", ops)
 			}
 		})
+	}
+}
+
+// TestForgetEvidenceUnlinks: forgetting the only support of linked beliefs
+// retires them, and the retired ones leave the link graph (a belief in
+// other words, and a denied one in the user's words that the decision
+// keeps); a linked belief with other support keeps its links. An import
+// that brings the episode's tombstone forgets it the same way, so two
+// machines agree on the links only if this holds.
+func TestForgetEvidenceUnlinks(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, filepath.Join(t.TempDir(), "memory.db"))
+	now := time.UnixMilli(1_800_000_000_000)
+	ep := func(id, text string) episode.Episode {
+		return episode.Episode{ID: id, Summary: text, Context: "User: " + text, Type: "event", Scope: episode.ScopeGlobal,
+			ContentHash: id, Importance: 0.5, OccurredAt: now, CreatedAt: now, UpdatedAt: now}
+	}
+	only, other := "ep_00000000ccc1", "ep_00000000ccc2"
+	bl := func(id, statement string, sup ...string) belief.Belief {
+		return belief.Belief{ID: id, Statement: statement, Subject: "deploy target", Predicate: "is", Context: "cloud run",
+			Alpha: 4, Beta: 1, Scope: episode.ScopeGlobal, Status: belief.StatusActive, EvidenceCount: 3, Stability: 1,
+			Supporting: sup, CreatedAt: now, UpdatedAt: now}
+	}
+	plain, denied, kept, hub := "bl_00000000ddd1", "bl_00000000ddd2", "bl_00000000ddd3", "bl_00000000ddd4"
+	err := db.ImportAll(ctx, []episode.Episode{ep(only, "The api service deploys to Cloud Run."), ep(other, "Cloud Run, still.")},
+		[]belief.Belief{
+			bl(plain, "Deploy target is cloud run.", only),
+			bl(denied, "The api service deploys to Cloud Run.", only),
+			bl(kept, "Deploy target is cloud run.", only, other),
+			bl(hub, "Deploy billing is fly.", other),
+		}, nil, []Link{
+			{From: plain, To: hub, Similarity: 0.4, At: now},
+			{From: denied, To: hub, Similarity: 0.4, At: now},
+			{From: kept, To: hub, Similarity: 0.4, At: now},
+			{From: plain, To: denied, Similarity: 0.5, At: now},
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Decide(ctx, []Decision{{BeliefID: denied, Decision: "deny", Who: "user", At: now,
+		Before: LevelPending, After: LevelDenied}}); err != nil {
+		t.Fatal(err)
+	}
+	if links, _ := db.AllLinks(ctx); len(links) != 8 {
+		t.Fatalf("before the forget: %d link rows, want 8: %+v", len(links), links)
+	}
+	if err := db.Forget(ctx, []string{only}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{plain, denied} {
+		var b belief.Belief
+		if err := db.Beliefs(ctx, func(tx *BeliefTx) error {
+			var err error
+			b, err = tx.Get(id)
+			return err
+		}); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if b.Status != belief.StatusArchived {
+			t.Errorf("%s: %s, want archived", id, b.Status)
+		}
+		if links, _ := db.Links(ctx, id); len(links) > 0 {
+			t.Errorf("the retired %s keeps its links: %+v", id, links)
+		}
+	}
+	if links, _ := db.Links(ctx, kept); len(links) != 1 || links[0].To != hub {
+		t.Errorf("the belief with other support: links %+v, want its link to %s", links, hub)
+	}
+	if probs, err := db.LinkProblems(ctx); err != nil || len(probs) > 0 {
+		t.Errorf("link graph after the forget: %v %v", probs, err)
 	}
 }
