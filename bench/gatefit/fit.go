@@ -26,12 +26,21 @@ type figures struct {
 	peHit, pe           int // PrefEval questions with the preference passed
 	passedRel, passed   int // passed memories of related prompts that are relevant
 	relPrompts, relBits int
+	// Coding prompts of their own project's store (source own): those
+	// with anything passed, and the passed memories that a hand label
+	// calls useful.
+	ownAny, own          int
+	ownUseful, ownPassed int
 }
 
 func (f figures) String() string {
-	return fmt.Sprintf("silent %s  LoCoMo hit %s  PrefEval hit %s  precision %s  memories per related prompt %.2f",
+	s := fmt.Sprintf("silent %s  LoCoMo hit %s  PrefEval hit %s  precision %s  memories per related prompt %.2f",
 		ratio(f.silent, f.unrelated), ratio(f.lmHit, f.lm), ratio(f.peHit, f.pe), ratio(f.passedRel, f.passed),
 		float64(f.relBits)/math.Max(1, float64(f.relPrompts)))
+	if f.own > 0 {
+		s += fmt.Sprintf("  own store: prompts with a memory passed %s, passed useful %s", ratio(f.ownAny, f.own), ratio(f.ownUseful, f.ownPassed))
+	}
+	return s
 }
 
 func ratio(a, b int) string {
@@ -59,7 +68,12 @@ func evaluate(rows []Row, fit bool, pass func(i int) bool) figures {
 			continue
 		}
 		a.any = true
-		if r.Source != "unrelated" {
+		if r.Source == "own" {
+			f.ownPassed++
+			if r.Label {
+				f.ownUseful++
+			}
+		} else if r.Source != "unrelated" {
 			f.passed++
 			f.relBits++
 			if r.Label {
@@ -81,6 +95,11 @@ func evaluate(rows []Row, fit bool, pass func(i int) bool) figures {
 			f.unrelated++
 			if !a.any {
 				f.silent++
+			}
+		case "own":
+			f.own++
+			if a.any {
+				f.ownAny++
 			}
 		case "locomo":
 			f.lm++
@@ -242,7 +261,7 @@ func fitGate(embedder string, names []string, rows []Row, o options, centroid []
 
 func short(f figures) string {
 	q := func(a, b int) float64 { return float64(a) / math.Max(1, float64(b)) }
-	return fmt.Sprintf("%.3f %.3f %.3f %.3f", q(f.silent, f.unrelated), q(f.lmHit, f.lm), q(f.peHit, f.pe), q(f.passedRel, f.passed))
+	return fmt.Sprintf("%.3f %.3f %.3f %.3f own %.3f", q(f.silent, f.unrelated), q(f.lmHit, f.lm), q(f.peHit, f.pe), q(f.passedRel, f.passed), q(f.ownAny, f.own))
 }
 
 func b2f(b bool) float64 {

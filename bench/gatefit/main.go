@@ -6,7 +6,7 @@
 // gate.json).
 //
 //	go run ./bench/gatefit -locomo-homes DIR -prefeval-homes DIR2 -prompts FILE \
-//		[-out internal/recall/gate.json -go internal/recall/gate_policy.go]
+//		[-replay DIR3 -replay-prompts FILE] [-out internal/recall/gate.json -go internal/recall/gate_policy.go]
 //
 // The stores are those the benchmarks keep: `bench/locomo -keep DIR` (one
 // HOME per conversation) and `bench/prefeval -keep DIR2` (one per user),
@@ -26,6 +26,10 @@
 //     questions and real coding prompts (-prompts: bench/replay -prompts)
 //     against the LoCoMo stores, coding prompts and LoCoMo questions against
 //     PrefEval users' stores.
+//   - Real coding prompts of their own project's store (-replay: the store
+//     a bench/replay run left, asked as it was when each prompt was typed):
+//     relevant when a hand label of bench/replay (labels/*.jsonl) calls the
+//     memory useful for the prompt, else not (see own.go).
 //
 // Split (by source, never by sentence): LoCoMo conversations conv-26,
 // conv-30, conv-41 and the PrefEval topics at even places in name order
@@ -84,6 +88,8 @@ type options struct {
 	locomo, locomoHomes     string
 	prefeval, prefevalHomes string
 	prompts, background     string
+	replay, replayPrompts   string
+	replayLabels            string
 	out, dump, features     string
 	goOut                   string
 	lexical, veto           bool
@@ -101,6 +107,9 @@ func main() {
 	flag.StringVar(&o.prefeval, "prefeval", "../shared/eval/prefeval-dev.json", "PrefEval-format file")
 	flag.StringVar(&o.prefevalHomes, "prefeval-homes", "", "HOMEs a `bench/prefeval -keep DIR` run left")
 	flag.StringVar(&o.prompts, "prompts", "", "real coding prompts, JSON lines of bench/replay -prompts (comma-separated files)")
+	flag.StringVar(&o.replay, "replay", "", "a bench/replay -out directory: its prompts asked of their own project's store (source own)")
+	flag.StringVar(&o.replayPrompts, "replay-prompts", "", "the prompts of -replay's input (bench/replay -prompts)")
+	flag.StringVar(&o.replayLabels, "replay-labels", "bench/replay/labels/entirecontext-dc3c12e.jsonl,bench/replay/labels/entirecontext-c925dcc.jsonl", "hand-labelled bites of -replay's prompts (comma-separated files)")
 	flag.StringVar(&o.background, "background", "bench/gatefit/background.txt", "background prompts, one per line (# comments)")
 	flag.StringVar(&o.out, "out", "", "write the policy as JSON (internal/recall/gate.json) here; empty: only report")
 	flag.StringVar(&o.goOut, "go", "", "write it as Go too (internal/recall/gate_policy.go, the built-in policy)")
@@ -124,7 +133,7 @@ func main() {
 
 var denseFeatures = []string{"belief", "coverage", "lexcos", "has_vec", "bm25", "has_words", "dense", "gap", "below_best", "hub",
 	"centered", "prompt_hub", "stated", "confidence", "past", "many", "terms", "best_coverage", "belief_gap", "stated_gap", "cov_dense",
-	"max_gap", "dense_rank"}
+	"max_gap", "dense_rank", "crowd", "prompt_crowd"}
 
 // allFeatures are what every row holds, in this order (-rows reads them
 // back whatever -features picks).
@@ -198,7 +207,7 @@ func run(o options) error {
 		}
 		return fitAll(o, model.Name(), denseNames, dense, lexical, centroid, norm)
 	}
-	ask := func(engram, project, source, id, text string, fit bool, label func(c *recall.Candidate) bool) {
+	ask := func(engram, project, source, id, text string, fit bool, exclude map[string]bool, label func(c *recall.Candidate) bool) {
 		prompts[id] = promptInfo{source: source, fit: fit}
 		for _, withDense := range []bool{true, false} {
 			if !withDense && !o.lexical {
@@ -223,7 +232,7 @@ func run(o options) error {
 					lexical = append(lexical, row)
 				}
 			}
-			r.Recall(ctx, recall.Query{Text: text, ProjectPath: project, Now: time.Now()})
+			r.Recall(ctx, recall.Query{Text: text, ProjectPath: project, Now: time.Now(), Exclude: exclude})
 			if db, ok := r.DB.(interface{ Close() error }); ok {
 				db.Close()
 			}
@@ -253,7 +262,7 @@ func run(o options) error {
 			if len(ev) == 0 {
 				continue
 			}
-			ask(engram, project, "locomo", fmt.Sprintf("locomo/%s/%d", s.ID, qi), q.Question, fitConvs[s.ID], func(c *recall.Candidate) bool {
+			ask(engram, project, "locomo", fmt.Sprintf("locomo/%s/%d", s.ID, qi), q.Question, fitConvs[s.ID], nil, func(c *recall.Candidate) bool {
 				return locomoRelevant(c, ev)
 			})
 		}
@@ -264,7 +273,7 @@ func run(o options) error {
 		engram, project := peHome(u)
 		for _, t := range pe.topics {
 			it := pe.items[t][u%len(pe.items[t])]
-			ask(engram, project, "prefeval", fmt.Sprintf("prefeval/%d/%s", u, t), it.Question, pe.fit[t], func(c *recall.Candidate) bool {
+			ask(engram, project, "prefeval", fmt.Sprintf("prefeval/%d/%s", u, t), it.Question, pe.fit[t], nil, func(c *recall.Candidate) bool {
 				return prefRelevant(c, it.Preference)
 			})
 		}
@@ -278,29 +287,35 @@ func run(o options) error {
 				continue
 			}
 			for i, it := range pe.items[t] {
-				ask(engram, project, "unrelated", fmt.Sprintf("unrelated/pe-%s-%d/%s", t, i, s.ID), it.Question, pe.fit[t], none)
+				ask(engram, project, "unrelated", fmt.Sprintf("unrelated/pe-%s-%d/%s", t, i, s.ID), it.Question, pe.fit[t], nil, none)
 			}
 		}
 		for i, p := range coding {
 			if p.fit != fitConvs[s.ID] {
 				continue
 			}
-			ask(engram, project, "unrelated", fmt.Sprintf("unrelated/code-%d/%s", i, s.ID), p.text, p.fit, none)
+			ask(engram, project, "unrelated", fmt.Sprintf("unrelated/code-%d/%s", i, s.ID), p.text, p.fit, nil, none)
 		}
 		fmt.Fprintf(os.Stderr, "unrelated %s: %d dense rows so far\n", s.ID, len(dense))
 	}
 	for u := 0; u < min(o.peUsers, len(users)); u++ {
 		engram, project := peHome(u)
 		for i, p := range coding {
-			ask(engram, project, "unrelated", fmt.Sprintf("unrelated/code-%d/user-%d", i, u), p.text, p.fit, none)
+			ask(engram, project, "unrelated", fmt.Sprintf("unrelated/code-%d/user-%d", i, u), p.text, p.fit, nil, none)
 		}
 		for _, s := range samples {
 			for qi, q := range s.QA {
 				if q.Category >= 1 && q.Category <= 4 && qi%3 == u%3 {
-					ask(engram, project, "unrelated", fmt.Sprintf("unrelated/%s-%d/user-%d", s.ID, qi, u), q.Question, fitConvs[s.ID], none)
+					ask(engram, project, "unrelated", fmt.Sprintf("unrelated/%s-%d/user-%d", s.ID, qi, u), q.Question, fitConvs[s.ID], nil, none)
 				}
 			}
 		}
+	}
+	if o.replay != "" {
+		if err := askOwn(ctx, o.replay, o.replayPrompts, o.replayLabels, ask); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "own: %d dense rows so far\n", len(dense))
 	}
 	fmt.Fprintf(os.Stderr, "all: %d dense rows, %d lexical rows\n", len(dense), len(lexical))
 	if o.dump != "" {

@@ -190,6 +190,9 @@ type PromptLine struct {
 	Session string    `json:"session"`
 	At      time.Time `json:"at"`
 	Prompt  string    `json:"prompt"`
+	// Cwd is the session's cwd on the original machine (a replay recreates
+	// it under its fs/ directory).
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // writePrompts writes each turn's prompt (those the hook would be asked
@@ -200,7 +203,7 @@ func writePrompts(path string, turns []*Turn) error {
 		if strings.TrimSpace(t.Prompt) == "" {
 			continue
 		}
-		lines = append(lines, PromptLine{Session: t.Session.ID, At: t.At, Prompt: t.Prompt})
+		lines = append(lines, PromptLine{Session: t.Session.ID, At: t.At, Prompt: t.Prompt, Cwd: t.Session.Cwd})
 	}
 	return benchkit.WriteJSONL(path, lines)
 }

@@ -294,6 +294,10 @@ type GateView struct {
 	centroid []float32
 	cNorm    float64
 	qHub     float64
+	// withDense are the candidates with a dense vector, and crowds each
+	// one's crowd once computed (see crowd).
+	withDense []*Candidate
+	crowds    map[*Candidate]float64
 }
 
 // NewGateView sums up a prompt's candidates for their features.
@@ -311,6 +315,9 @@ func NewGateView(res *Result, cands []*Candidate, centroid []float32, cNorm floa
 		}
 		if c.Kind == KindEpisode {
 			v.maxCov = math.Max(v.maxCov, float64(c.Coverage))
+		}
+		if c.HasDense() {
+			v.withDense = append(v.withDense, c)
 		}
 		if c.HasDenseCos {
 			v.maxDense = math.Max(v.maxDense, float64(c.Dense))
@@ -331,6 +338,70 @@ func (v *GateView) hub(c *Candidate) float64 {
 		return 0
 	}
 	return float64(c.DenseCos(v.centroid))
+}
+
+// crowdOf is how many of the nearest other candidates the crowd features
+// average over.
+const crowdOf = 3
+
+// crowd is the mean cosine, in the sentence embedder's space, between a
+// candidate and its crowdOf nearest other candidates: a memory that has
+// near copies among what the prompt found is one of a routine (an earlier
+// "squash-merge PR 151" among twenty of them), which says nothing the new
+// prompt needs; a memory that stands alone among them is specific. 0
+// without a dense vector or with no other candidate that has one.
+func (v *GateView) crowd(c *Candidate) float64 {
+	if !c.HasDense() || len(v.withDense) < 2 {
+		return 0
+	}
+	if x, ok := v.crowds[c]; ok {
+		return x
+	}
+	vec := c.Item.Dense
+	if len(vec) == 0 {
+		vec = make([]float32, len(c.d8))
+		for i, q := range c.d8 {
+			vec[i] = float32(q) * c.dInvNorm
+		}
+	}
+	var top [crowdOf]float64
+	n := 0
+	for _, o := range v.withDense {
+		if o == c {
+			continue
+		}
+		x := float64(o.DenseCos(vec))
+		if n < crowdOf {
+			top[n] = x
+			n++
+		} else if i := slices.Index(top[:], slices.Min(top[:])); x > top[i] {
+			top[i] = x
+		}
+	}
+	sum := 0.0
+	for _, x := range top[:n] {
+		sum += x
+	}
+	if v.crowds == nil {
+		v.crowds = map[*Candidate]float64{}
+	}
+	v.crowds[c] = sum / float64(n)
+	return v.crowds[c]
+}
+
+// promptCrowd is the mean dense cosine of the prompt's crowdOf nearest
+// candidates: a prompt that repeats a routine has many memories nearly as
+// close as its best.
+func (v *GateView) promptCrowd() float64 {
+	n := min(crowdOf, len(v.denses))
+	if n == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, d := range v.denses[:n] {
+		sum += d
+	}
+	return sum / float64(n)
 }
 
 // Value is one feature of a candidate (0 for an unknown name).
@@ -378,7 +449,11 @@ var gateFeatures = map[string]func(v *GateView, c *Candidate) float64{
 		return num / den
 	},
 	"prompt_hub": func(v *GateView, c *Candidate) float64 { return v.qHub },
-	"max_gap":    func(v *GateView, c *Candidate) float64 { return v.maxGap },
+	// crowd and prompt_crowd: near copies of the memory among the
+	// candidates, and of the prompt's best (see crowd).
+	"crowd":        func(v *GateView, c *Candidate) float64 { return v.crowd(c) },
+	"prompt_crowd": func(v *GateView, c *Candidate) float64 { return v.promptCrowd() },
+	"max_gap":      func(v *GateView, c *Candidate) float64 { return v.maxGap },
 	// dense_rank is log(1 + how many candidates are nearer in meaning).
 	"dense_rank": func(v *GateView, c *Candidate) float64 {
 		if !c.HasDenseCos {
@@ -388,8 +463,11 @@ var gateFeatures = map[string]func(v *GateView, c *Candidate) float64{
 		n, _ := slices.BinarySearchFunc(v.denses, d, func(a, b float64) int { return cmp.Compare(b, a) })
 		return math.Log1p(float64(n))
 	},
-	"stated":        func(v *GateView, c *Candidate) float64 { return b2f(c.Stated || c.Kind == KindBelief) },
-	"confidence":    func(v *GateView, c *Candidate) float64 { return float64(c.Confidence) },
+	"stated":     func(v *GateView, c *Candidate) float64 { return b2f(c.Stated || c.Kind == KindBelief) },
+	"confidence": func(v *GateView, c *Candidate) float64 { return float64(c.Confidence) },
+	// importance: what the extractor made of an episode (a statement, a
+	// decision, a bare request); a belief's is its own.
+	"importance":    func(v *GateView, c *Candidate) float64 { return float64(c.Importance) },
 	"superseded":    func(v *GateView, c *Candidate) float64 { return b2f(c.Superseded) },
 	"neighbor":      func(v *GateView, c *Candidate) float64 { return b2f(c.Neighbor) },
 	"past":          func(v *GateView, c *Candidate) float64 { return b2f(v.Res.Past) },

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
@@ -113,6 +114,57 @@ func TestCenteredCosine(t *testing.T) {
 	// Without a centroid the hub features are 0.
 	if got := NewGateView(res, []*Candidate{c}, nil, 0).Value("centered", c); got != 0 {
 		t.Errorf("centered without a centroid: %v", got)
+	}
+}
+
+// The crowd of a memory is the mean cosine with its crowdOf nearest
+// other candidates, whether their vectors are float or quantised; the
+// prompt's crowd is the mean dense cosine of its crowdOf best.
+func TestCrowd(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	q := randUnit(r, 64)
+	vecs := make([][]float32, 6)
+	for i := range vecs {
+		vecs[i] = randUnit(r, 64)
+	}
+	var cands []*Candidate
+	for i, v := range vecs {
+		it := Item{Kind: KindEpisode, Dense: v}
+		if i%2 == 1 { // quantised, as the recollection files hold them
+			it.Dense = nil
+			it.d8, it.dInvNorm = quantize(v)
+		}
+		cands = append(cands, &Candidate{Item: it, HasDenseCos: true, Dense: embed.Cosine(q, v)})
+	}
+	cands = append(cands, &Candidate{Item: Item{Kind: KindEpisode}}) // no vector: no crowd, not in one
+	v := NewGateView(&Result{qdense: q}, cands, nil, 0)
+	for i, c := range cands[:len(vecs)] {
+		var cos []float64
+		for j, o := range vecs {
+			if j != i {
+				cos = append(cos, float64(embed.Cosine(vecs[i], o)))
+			}
+		}
+		slices.SortFunc(cos, func(a, b float64) int { return cmp.Compare(b, a) })
+		want := (cos[0] + cos[1] + cos[2]) / 3
+		if got := v.Value("crowd", c); math.Abs(got-want) > 0.02 {
+			t.Errorf("candidate %d: crowd %.4f, want %.4f", i, got, want)
+		}
+	}
+	if got := v.Value("crowd", cands[len(vecs)]); got != 0 {
+		t.Errorf("crowd without a vector: %v", got)
+	}
+	var ds []float64
+	for _, c := range cands[:len(vecs)] {
+		ds = append(ds, float64(c.Dense))
+	}
+	slices.SortFunc(ds, func(a, b float64) int { return cmp.Compare(b, a) })
+	if got, want := v.Value("prompt_crowd", cands[0]), (ds[0]+ds[1]+ds[2])/3; math.Abs(got-want) > 1e-6 {
+		t.Errorf("prompt crowd %.5f, want %.5f", got, want)
+	}
+	// A memory alone has no crowd.
+	if got := NewGateView(&Result{qdense: q}, cands[:1], nil, 0).Value("crowd", cands[0]); got != 0 {
+		t.Errorf("a lone memory's crowd: %v", got)
 	}
 }
 
