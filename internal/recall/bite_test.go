@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,34 @@ func TestSupersededShownAsSuch(t *testing.T) {
 		if it.Superseded != (it.ID == "ep_000000000001") {
 			t.Fatalf("%s: superseded %v after a round trip", it.ID, it.Superseded)
 		}
+	}
+}
+
+// TestTwinsShownOnce: a memory whose text a better one already shows (an
+// automated prompt sent again) is not shown a second time, does not take a
+// bite's place, and counts as injected.
+func TestTwinsShownOnce(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	mk := func(id, text string) Candidate {
+		return Candidate{Item: Item{Kind: KindEpisode, ID: id, Text: text, At: now.Add(-time.Hour), Importance: 0.5, Stability: 1}}
+	}
+	res := Result{Episodes: []Candidate{
+		mk("ep_000000000001", "You are a futures analyst grounded in Tidy First."),
+		mk("ep_000000000002", "You are a futures analyst grounded in Tidy First."),
+		mk("ep_000000000003", "You are a futures analyst   grounded in Tidy First."),
+		mk("ep_000000000004", "the release checklist lives in docs/RELEASE.md"),
+	}}
+	lim := DefaultLimits
+	lim.Memories = 2
+	text, ids := Format(res, lim, now)
+	if n := strings.Count(text, "futures analyst"); n != 1 {
+		t.Errorf("the text shown %d times:\n%s", n, text)
+	}
+	if !strings.Contains(text, "RELEASE.md") {
+		t.Errorf("a twin took the place of another memory:\n%s", text)
+	}
+	want := []string{"ep_000000000001", "ep_000000000004", "ep_000000000002", "ep_000000000003"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
 	}
 }

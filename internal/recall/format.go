@@ -73,11 +73,22 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 		c             *Candidate
 	}
 	var bites []*bite
+	// A memory whose text is one already shown (an automated prompt sent
+	// again, a command typed in many sessions) is not shown twice; its id
+	// counts as injected, so that it does not come up later in the session
+	// in place of the one shown.
+	said := map[string]bool{}
+	var twins []string
 	for i := range res.Episodes {
 		if len(bites) >= lim.Memories {
 			break
 		}
 		e := &res.Episodes[i]
+		text := clip(oneLine(body(e.Item)), lim.BiteMax)
+		if said[text] {
+			twins = append(twins, e.ID)
+			continue
+		}
 		label := "[Memory · " + When(e.At, now)
 		if e.Project != "" {
 			label += " · project " + e.Project
@@ -88,10 +99,11 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 			label += " · superseded by a later correction"
 		}
 		label += "] "
-		line := label + clip(oneLine(body(e.Item)), lim.BiteMax)
+		line := label + text
 		if fits(len(line) + 1) {
 			size += len(line) + 1
 			bites = append(bites, &bite{line: line, c: e})
+			said[text] = true
 		}
 	}
 	// An exchange is shown once: a neighbour that is a bite itself, or
@@ -130,7 +142,7 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 	if len(lines) == 0 {
 		return "", nil
 	}
-	return inject.Wrap(header + "\n" + strings.Join(lines, "\n")), ids
+	return inject.Wrap(header + "\n" + strings.Join(lines, "\n")), append(ids, twins...)
 }
 
 // body is what a bite shows of an item: an episode's exchange when it is

@@ -70,7 +70,7 @@ func TestManyKeepsMore(t *testing.T) {
 
 	var res Result
 	for i := range 9 {
-		res.Episodes = append(res.Episodes, Candidate{Item: Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%d", i), Text: "short memory"}})
+		res.Episodes = append(res.Episodes, Candidate{Item: Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%d", i), Text: fmt.Sprintf("short memory %d", i)}})
 	}
 	_, six := Format(res, LimitsFor(res), now)
 	res.Many = true
