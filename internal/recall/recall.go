@@ -204,6 +204,12 @@ const (
 	// RefRank: the reference of the dense gate is the cosine of the
 	// RefRank-th nearest episode.
 	RefRank = 6
+	// BeliefFloor: a belief of this confidence or less is never recalled,
+	// nor written into the recollection files. Set by hand, not fitted: a
+	// belief at or under it has been contradicted more often than
+	// supported (from the Beta(1, 1) prior, one support and two
+	// contradictions give 0.40).
+	BeliefFloor = 0.4
 	// MaxQueryBytes: only the start of a longer prompt is used (a pasted
 	// log or file says what it is about early on, and a hook must not spend
 	// its deadline on a megabyte of text).
@@ -420,7 +426,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 	}
 	kept := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
-		if c.Kind == KindBelief && c.Confidence <= 0.4 {
+		if c.Kind == KindBelief && c.Confidence <= BeliefFloor {
 			continue
 		}
 		byWords := lexicalRelevance(*c) >= r.MinRelevance

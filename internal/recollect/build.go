@@ -90,7 +90,7 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	})
 	common := all[:min(len(all), opt.CommonTerms)]
 	stopDocs := max(opt.StopMinDocs, int(math.Ceil(opt.StopShare*float64(docs))))
-	beliefs, err := db.SurfaceableBeliefs(ctx, 0.4)
+	beliefs, err := db.SurfaceableBeliefs(ctx, recall.BeliefFloor)
 	if err != nil {
 		return st, err
 	}
@@ -273,7 +273,7 @@ func writeGraph(ctx context.Context, db *store.DB, home string, beliefs []store.
 		}
 		g.Links[l.From] = append(g.Links[l.From], lk)
 	}
-	subjects, err := db.BeliefSubjects(ctx, 0.4)
+	subjects, err := db.BeliefSubjects(ctx, recall.BeliefFloor)
 	if err != nil {
 		return err
 	}
