@@ -100,6 +100,12 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 	if slices.ContainsFunc(r.sigs, func(s episode.Signal) bool {
 		return s.Kind == episode.SignalSwitch || s.Kind == episode.SignalCorrection
 	}) {
+		if !sc.corrects && sc.adds && !sc.long && allBare(r.sigs) {
+			// "actually the bot runs on Railway now, not Heroku": the
+			// rules read that it corrects something ("actually") and not
+			// what; the model's taggers read what it installs and retires.
+			r.sigs = sc.readBare(m, st, r.sigs, rd)
+		}
 		sc.corrects = true
 	}
 	if sc.corrects {
@@ -178,6 +184,46 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 		}
 	}
 	r.sigs = append(r.sigs, added...)
+}
+
+// allBare reports whether every change the rules read in sigs is a bare
+// correction: one that names neither what it installs nor what it
+// retires.
+func allBare(sigs []episode.Signal) bool {
+	for _, s := range sigs {
+		switch {
+		case s.Kind == episode.SignalSwitch:
+			return false
+		case s.Kind == episode.SignalCorrection && (s.Subject != "" || s.Object != ""):
+			return false
+		}
+	}
+	return true
+}
+
+// readBare reads what a sentence the rules read as a bare correction
+// installs and retires with the model's correction taggers, when the
+// model reads it as more likely a statement than not: the rules have read
+// that it is a correction, whatever kind the model reads most, so the
+// model's thresholds for adding a statement of its own do not apply ("No,
+// that's wrong." says nothing of what is right: the model reads it as
+// nothing lasting). The model's correction replaces the bare one when its
+// taggers pick what it installs.
+func (sc *scanner) readBare(m *reading.Model, st *sentence, sigs []episode.Signal, rd reading.Reading) []episode.Signal {
+	if !m.CorrectionSpans() || rd.Statement() < 0.5 {
+		return sigs
+	}
+	rd.P[reading.Corr] = 1 // read as the correction the rules say it is
+	s, extra, ok := derive(m, st, st, rd)
+	if !ok || s.Kind != episode.SignalCorrection || s.Subject == "" {
+		return sigs
+	}
+	sigs = slices.DeleteFunc(slices.Clone(sigs), func(o episode.Signal) bool { return o.Kind == episode.SignalCorrection })
+	sigs = append(sigs, s)
+	if extra != nil {
+		sigs = append(sigs, *extra)
+	}
+	return sigs
 }
 
 // readClause is readUnit for a clause u of sentence st: of its input

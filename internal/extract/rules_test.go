@@ -121,3 +121,35 @@ func TestRekind(t *testing.T) {
 		}
 	}
 }
+
+// TestBareCorrectionRead: a sentence the rules read as a correction of
+// nothing in particular ("actually …") is read by the model's correction
+// taggers: what it installs and what it retires; one the model reads as
+// nothing lasting stays the rules' bare correction.
+func TestBareCorrectionRead(t *testing.T) {
+	for _, tt := range []struct {
+		text  string
+		rules []string
+		read  []string
+	}{
+		{"actually the bot runs on Railway now, not Heroku", []string{"correction::-"}, []string{"correction:railway:+", "switch:heroku:+"}},
+		{"No, that's wrong.", []string{"correction::-"}, []string{"correction::-"}},
+	} {
+		for _, c := range []struct {
+			x    *Local
+			want []string
+		}{{NewReading(nil, nil), tt.rules}, {NewLocal(), tt.read}} {
+			d, err := c.x.Extract(context.Background(), userInput(tt.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range d.Signals {
+				got = append(got, sig(s))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%q: %v, want %v", tt.text, got, c.want)
+			}
+		}
+	}
+}
