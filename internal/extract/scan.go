@@ -34,6 +34,11 @@ type scanner struct {
 // add appends s unless an equal signal is already there; an equal one
 // becomes global when s is.
 func (sc *scanner) add(s episode.Signal) {
+	// Every reading bounds what a signal is about, but case folding can
+	// lengthen text whose bytes are not UTF-8 (each becomes U+FFFD, three
+	// bytes) after the bound: the bound holds here, for all of them.
+	s.Subject = clipWords(s.Subject, maxSubjectBytes)
+	s.Object = clipWords(s.Object, maxSubjectBytes)
 	for i := range sc.sigs {
 		o := &sc.sigs[i]
 		if o.Kind == s.Kind && o.Subject == s.Subject && o.Object == s.Object && o.Polarity == s.Polarity {
