@@ -1,9 +1,12 @@
 // Package recall finds the memories and beliefs that matter for a prompt.
 // The worker precomputes recollection files (per project, one for global
-// scope, and per active session) in a compact binary format; the prompt
-// hook loads them in microseconds, adds one selective FTS5 query over the
-// store, scores everything with one blend, and formats the bites. The CLI's
-// recall and the MCP server use the same ranking.
+// scope, and per active session) and a search index of every episode
+// (index segments, Index), in a compact binary format; the prompt hook
+// loads them in microseconds, searches the index for the prompt's rarer
+// terms, scores everything with one blend, gates it (the hand-set gate,
+// then the policy's fitted one) and formats the bites. The CLI's recall
+// and the MCP server run the same engine (Recaller.Find), on the same
+// index brought up to date first.
 package recall
 
 import (

@@ -58,8 +58,8 @@ type Weights struct {
 	StatedGap, DenseMin float64
 	// BeliefGap is StatedGap for beliefs: a belief's statement is short,
 	// and a short text's cosine with a prompt strays more than an
-	// exchange's. A belief found by its words must be BeliefGap/3 above
-	// the reference.
+	// exchange's. A belief found by its words must stand BeliefGap above
+	// the reference too (see Recall's gate).
 	BeliefGap float64
 }
 
