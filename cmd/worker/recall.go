@@ -63,7 +63,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 		defer m.Close()
 		r.Dense = m
 	}
-	r.FTSLimit = max(40, *limit*4)
+	r.FTSLimit = max(r.FTSLimit, 40, *limit*4) // a superset of what the hook searches
 	now := time.Now()
 	res := r.Find(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	if len(res.Episodes) > *limit {

@@ -267,7 +267,7 @@ func (s *Server) recall(ctx context.Context, in RecallInput) (string, error) {
 		defer m.Close()
 		r.Dense = m
 	}
-	r.FTSLimit = max(40, limit*4)
+	r.FTSLimit = max(r.FTSLimit, 40, limit*4) // a superset of what the hook searches
 	res := r.Find(ctx, recall.Query{Text: q, ProjectPath: root, Now: now})
 	for _, p := range res.Problems {
 		s.log.Warn("recall", "problem", p)

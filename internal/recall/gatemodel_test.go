@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -114,6 +116,52 @@ func TestCenteredCosine(t *testing.T) {
 	// Without a centroid the hub features are 0.
 	if got := NewGateView(res, []*Candidate{c}, nil, 0).Value("centered", c); got != 0 {
 		t.Errorf("centered without a centroid: %v", got)
+	}
+}
+
+// A policy file sets the recall settings it names and keeps the others,
+// and the built-in gates when it has no "gates"; a misspelt or
+// out-of-range setting is an error that names it and changes nothing.
+func TestPolicySettings(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r := New(dir, nil)
+	if err := r.UsePolicyFile(file("sweep.json", `{"recall": {"keep_share": 0.5, "fts_limit": 30, "weights": {"bm25": 0.3}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := New(dir, nil)
+	want.KeepShare, want.FTSLimit, want.Weights.BM25 = 0.5, 30, 0.3
+	if r.KeepShare != want.KeepShare || r.FTSLimit != want.FTSLimit || r.Weights != want.Weights || r.OpenScore != want.OpenScore ||
+		r.ManyKeepShare != want.ManyKeepShare {
+		t.Errorf("settings: keep %v fts %d weights %+v, want keep %v fts %d weights %+v", r.KeepShare, r.FTSLimit, r.Weights,
+			want.KeepShare, want.FTSLimit, want.Weights)
+	}
+	if r.Policy != DefaultPolicy() {
+		t.Error("a file without gates replaced the built-in ones")
+	}
+	if err := r.UsePolicyFile(file("nogate.json", `{"gates": []}`)); err != nil || r.Policy.Gate(DefaultPolicy().Gates[0].Embedder) != nil {
+		t.Errorf("a file with no gate: err %v, gate %v", err, r.Policy.Gate(DefaultPolicy().Gates[0].Embedder))
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"recall": {"keep_shar": 0.5}}`, `unknown field "keep_shar"`},
+		{`{"recall": {"keep_share": 1.5}}`, "recall.keep_share 1.5: want 0 to 1"},
+		{`{"recall": {"weights": {"recency_days": 0}}}`, "recall.weights.recency_days 0: want more than 0"},
+		{`{"recall": {"max_terms": 0}}`, "recall.max_terms 0: want 1 or more"},
+	} {
+		r := New(dir, nil)
+		err := r.UsePolicyFile(file("bad.json", c.body))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.body, err, c.want)
+		}
+		if fresh := New(dir, nil); r.KeepShare != fresh.KeepShare || r.Weights != fresh.Weights || r.MaxTerms != fresh.MaxTerms {
+			t.Errorf("%s: a refused file changed the settings", c.body)
+		}
 	}
 }
 

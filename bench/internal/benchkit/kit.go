@@ -114,12 +114,20 @@ func Sanitize(dir string) string { return nonAlnum.ReplaceAllString(dir, "-") }
 // defaults.
 const PassedPrefix = "ENGRAM_EMBED_"
 
-// Passed lists the ENGRAM_EMBED_* variables of this process's environment
-// that ChildEnv passes on, as NAME=value, sorted.
+// PolicyVar is the other variable that reaches engram: a recall policy
+// file (the fitted gates and the recall settings), so that a sweep of the
+// gate or the ranking is a file and no change of code.
+const PolicyVar = "ENGRAM_RECALL_POLICY"
+
+// passed reports whether the variable k reaches engram.
+func passed(k string) bool { return strings.HasPrefix(k, PassedPrefix) || k == PolicyVar }
+
+// Passed lists the variables of this process's environment that ChildEnv
+// passes on (ENGRAM_EMBED_*, ENGRAM_RECALL_POLICY), as NAME=value, sorted.
 func Passed() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, PassedPrefix) {
+		if k, _, _ := strings.Cut(kv, "="); passed(k) {
 			out = append(out, kv)
 		}
 	}
@@ -129,14 +137,15 @@ func Passed() []string {
 
 // ChildEnv is the environment of every engram process of one simulated
 // user: the harness's own, minus anything that configures engram or an LLM
-// (but the embedder's ENGRAM_EMBED_* variables), plus a HOME of its own
+// (but the embedder's ENGRAM_EMBED_* variables and ENGRAM_RECALL_POLICY),
+// plus a HOME of its own
 // (ENGRAM_HOME=$HOME/.claude-memory, CLAUDE_CONFIG_DIR=$HOME/.claude).
 // promptDeadline sets ENGRAM_PROMPT_HOOK_DEADLINE unless empty.
 func ChildEnv(home, promptDeadline string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, PassedPrefix) {
+		if passed(k) {
 			env = append(env, kv)
 			continue
 		}

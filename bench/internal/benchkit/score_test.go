@@ -155,9 +155,10 @@ func TestChildEnv(t *testing.T) {
 	t.Setenv("ENGRAM_LLM_BASE_URL", "http://127.0.0.1:1")
 	t.Setenv("ENGRAM_HOME", "/elsewhere")
 	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("ENGRAM_RECALL_POLICY", "/sweeps/keep-0.5.json")
 	env := ChildEnv("/h", "5s")
 	has := func(kv string) bool { return slices.Contains(env, kv) }
-	for _, kv := range []string{"ENGRAM_EMBED_MODEL_DIR=/models/minilm", "HOME=/h", "ENGRAM_HOME=/h/.claude-memory",
+	for _, kv := range []string{"ENGRAM_EMBED_MODEL_DIR=/models/minilm", "ENGRAM_RECALL_POLICY=/sweeps/keep-0.5.json", "HOME=/h", "ENGRAM_HOME=/h/.claude-memory",
 		"CLAUDE_CONFIG_DIR=/h/.claude", "ENGRAM_PROMPT_HOOK_DEADLINE=5s"} {
 		if !has(kv) {
 			t.Errorf("ChildEnv lacks %s", kv)
@@ -170,7 +171,7 @@ func TestChildEnv(t *testing.T) {
 			}
 		}
 	}
-	if p := Passed(); !slices.Equal(p, []string{"ENGRAM_EMBED_MODEL_DIR=/models/minilm"}) {
+	if p := Passed(); !slices.Equal(p, []string{"ENGRAM_EMBED_MODEL_DIR=/models/minilm", "ENGRAM_RECALL_POLICY=/sweeps/keep-0.5.json"}) {
 		t.Errorf("Passed = %q", p)
 	}
 }
