@@ -56,7 +56,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -475,31 +474,17 @@ func loadPrompts(files string) ([]prompt, error) {
 		if path == "" {
 			continue
 		}
-		f, err := os.Open(path)
+		lines, err := benchkit.ReadJSONL[promptLine](path)
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var l struct{ Session, Prompt string }
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
+		for _, l := range lines {
 			p := strings.TrimSpace(l.Prompt)
 			if p == "" || seen[p] || recall.Trivial(p) {
 				continue
 			}
 			seen[p] = true
-			h := fnv.New32a()
-			h.Write([]byte(l.Session))
-			out = append(out, prompt{text: p, fit: h.Sum32()%2 == 0})
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, err
+			out = append(out, prompt{text: p, fit: sessionFit(l.Session)})
 		}
 	}
 	return out, nil

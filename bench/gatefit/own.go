@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -41,23 +40,19 @@ type ownPrompt struct {
 	fit                bool
 }
 
+// promptLine is one line of bench/replay -prompts.
+type promptLine struct {
+	Session, Prompt, Cwd string
+	At                   time.Time
+}
+
 func loadOwnPrompts(path string) ([]ownPrompt, error) {
-	f, err := os.Open(path)
+	lines, err := benchkit.ReadJSONL[promptLine](path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out []ownPrompt
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var l struct {
-			Session, Prompt, Cwd string
-			At                   time.Time
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+	for _, l := range lines {
 		p := strings.TrimSpace(l.Prompt)
 		if p == "" || recall.Trivial(p) {
 			continue
@@ -67,7 +62,7 @@ func loadOwnPrompts(path string) ([]ownPrompt, error) {
 		}
 		out = append(out, ownPrompt{session: l.Session, text: p, cwd: l.Cwd, at: l.At, fit: sessionFit(l.Session)})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // sessionFit is the split of coding prompts: by a hash of their session.
@@ -86,18 +81,11 @@ func usefulLabels(files string) (map[string][]string, int, error) {
 		if path == "" {
 			continue
 		}
-		b, err := os.ReadFile(path)
+		lines, err := benchkit.ReadJSONL[struct{ Prompt, Bite, Label string }](path)
 		if err != nil {
 			return nil, 0, err
 		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			var l struct{ Prompt, Bite, Label string }
-			if err := json.Unmarshal([]byte(line), &l); err != nil {
-				return nil, 0, fmt.Errorf("%s:%d: %w", path, i+1, err)
-			}
+		for _, l := range lines {
 			if l.Label == "useful" {
 				p := strings.TrimSpace(l.Prompt)
 				out[p] = append(out[p], benchkit.Normalize(l.Bite))

@@ -420,6 +420,30 @@ func LogHas(p string, from int64, needle string) bool {
 	return bytes.Contains(b, []byte(needle))
 }
 
+// ReadJSONL reads the JSON lines of path (blank lines skipped); a line
+// that does not parse is an error naming the file and the line.
+func ReadJSONL[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var it T
+		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, it)
+	}
+	return out, sc.Err()
+}
+
 // WriteJSONL writes items as JSON lines to path (0600, replaced).
 func WriteJSONL[T any](path string, items []T) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)

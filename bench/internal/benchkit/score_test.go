@@ -2,6 +2,8 @@ package benchkit
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -173,5 +175,25 @@ func TestChildEnv(t *testing.T) {
 	}
 	if p := Passed(); !slices.Equal(p, []string{"ENGRAM_EMBED_MODEL_DIR=/models/minilm", "ENGRAM_RECALL_POLICY=/sweeps/keep-0.5.json"}) {
 		t.Errorf("Passed = %q", p)
+	}
+}
+
+// ReadJSONL reads back what WriteJSONL wrote, skips blank lines, and names
+// the file and line of one that does not parse.
+func TestReadJSONL(t *testing.T) {
+	type item struct{ A string }
+	path := filepath.Join(t.TempDir(), "items.jsonl")
+	if err := WriteJSONL(path, []item{{"x"}, {"y"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSONL[item](path)
+	if err != nil || !slices.Equal(got, []item{{"x"}, {"y"}}) {
+		t.Fatalf("read %v, %v", got, err)
+	}
+	if err := os.WriteFile(path, []byte("{\"A\":\"x\"}\n\n{\"A\":\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJSONL[item](path); err == nil || !strings.Contains(err.Error(), path+":3:") {
+		t.Errorf("a bad line: %v", err)
 	}
 }
