@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -60,130 +59,25 @@ type GateModel struct {
 	fns []func(v *GateView, c *Candidate) float64
 }
 
-// Policy is the fitted gate models, one per embedder, and, in a policy file,
-// the hand-set settings of recall it changes (Settings).
+// Policy is the fitted gate models, one per embedder, and, in a policy
+// file, the hand-set settings of recall it changes.
 type Policy struct {
 	Gates []GateModel `json:"gates"`
-	// Recall, in a file, sets some of the Recaller's hand-set settings
-	// (the gate's thresholds, the limits, the ranking weights) in place
-	// of New's; those it does not name keep their values. nil: none.
-	Recall *Settings `json:"recall,omitempty"`
+	// Recall, in a file, sets the Settings it names (the gate's
+	// thresholds, the limits, the ranking weights, by their JSON names)
+	// in place of New's; those it does not name keep their values.
+	Recall json.RawMessage `json:"recall,omitempty"`
 	// noGates: a file without "gates" keeps the built-in gates.
 	noGates bool
 }
 
-// Settings are the Recaller's hand-set settings as a policy file names
-// them, every one optional: a sweep of a threshold or a weight is a file.
-type Settings struct {
-	MinRelevance        *float64        `json:"min_relevance,omitempty"`
-	OpenCoverage        *float64        `json:"open_coverage,omitempty"`
-	OpenScore           *float64        `json:"open_score,omitempty"`
-	LexicalOpenCoverage *float64        `json:"lexical_open_coverage,omitempty"`
-	WordScore           *float64        `json:"word_score,omitempty"`
-	PastOpenCoverage    *float64        `json:"past_open_coverage,omitempty"`
-	PastOpenScore       *float64        `json:"past_open_score,omitempty"`
-	PastWordScore       *float64        `json:"past_word_score,omitempty"`
-	KeepShare           *float64        `json:"keep_share,omitempty"`
-	ManyKeepShare       *float64        `json:"many_keep_share,omitempty"`
-	DenseLimit          *int            `json:"dense_limit,omitempty"`
-	FTSLimit            *int            `json:"fts_limit,omitempty"`
-	FTSWindow           *int            `json:"fts_window,omitempty"`
-	MaxTerms            *int            `json:"max_terms,omitempty"`
-	Weights             *WeightSettings `json:"weights,omitempty"`
-}
-
-// WeightSettings are Weights as a policy file names them.
-type WeightSettings struct {
-	BM25        *float64 `json:"bm25,omitempty"`
-	Vector      *float64 `json:"vector,omitempty"`
-	Recency     *float64 `json:"recency,omitempty"`
-	Strength    *float64 `json:"strength,omitempty"`
-	Importance  *float64 `json:"importance,omitempty"`
-	RecencyDays *float64 `json:"recency_days,omitempty"`
-	Dense       *float64 `json:"dense,omitempty"`
-	DenseCos    *float64 `json:"dense_cos,omitempty"`
-	FreshShare  *float64 `json:"fresh_share,omitempty"`
-	DenseFloor  *float64 `json:"dense_floor,omitempty"`
-	StatedGap   *float64 `json:"stated_gap,omitempty"`
-	DenseMin    *float64 `json:"dense_min,omitempty"`
-	BeliefGap   *float64 `json:"belief_gap,omitempty"`
-}
-
-// check refuses a setting out of its range: shares and weights 0 to 1,
-// recency_days and the limits positive, fts_window 0 (all) or more.
-func (s *Settings) check() error {
-	shares := map[string]*float64{"min_relevance": s.MinRelevance, "open_coverage": s.OpenCoverage, "open_score": s.OpenScore,
-		"lexical_open_coverage": s.LexicalOpenCoverage, "word_score": s.WordScore, "past_open_coverage": s.PastOpenCoverage,
-		"past_open_score": s.PastOpenScore, "past_word_score": s.PastWordScore, "keep_share": s.KeepShare,
-		"many_keep_share": s.ManyKeepShare}
-	if w := s.Weights; w != nil {
-		for k, v := range map[string]*float64{"bm25": w.BM25, "vector": w.Vector, "recency": w.Recency, "strength": w.Strength,
-			"importance": w.Importance, "dense": w.Dense, "dense_cos": w.DenseCos, "fresh_share": w.FreshShare,
-			"dense_floor": w.DenseFloor, "stated_gap": w.StatedGap, "dense_min": w.DenseMin, "belief_gap": w.BeliefGap} {
-			shares["weights."+k] = v
-		}
-		if w.RecencyDays != nil && !(*w.RecencyDays > 0) {
-			return fmt.Errorf("recall.weights.recency_days %v: want more than 0", *w.RecencyDays)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(shares)) {
-		if v := shares[k]; v != nil && !(*v >= 0 && *v <= 1) {
-			return fmt.Errorf("recall.%s %v: want 0 to 1", k, *v)
-		}
-	}
-	limits := map[string]*int{"dense_limit": s.DenseLimit, "fts_limit": s.FTSLimit, "max_terms": s.MaxTerms}
-	for _, k := range slices.Sorted(maps.Keys(limits)) {
-		if v := limits[k]; v != nil && *v < 1 {
-			return fmt.Errorf("recall.%s %d: want 1 or more", k, *v)
-		}
-	}
-	if s.FTSWindow != nil && *s.FTSWindow < 0 {
-		return fmt.Errorf("recall.fts_window %d: want 0 (all) or more", *s.FTSWindow)
-	}
-	return nil
-}
-
-// apply sets the settings of r that s names.
-func (s *Settings) apply(r *Recaller) {
-	set := func(dst, v *float64) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	seti := func(dst, v *int) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&r.MinRelevance, s.MinRelevance)
-	set(&r.OpenCoverage, s.OpenCoverage)
-	set(&r.OpenScore, s.OpenScore)
-	set(&r.LexicalOpenCoverage, s.LexicalOpenCoverage)
-	set(&r.WordScore, s.WordScore)
-	set(&r.PastOpenCoverage, s.PastOpenCoverage)
-	set(&r.PastOpenScore, s.PastOpenScore)
-	set(&r.PastWordScore, s.PastWordScore)
-	set(&r.KeepShare, s.KeepShare)
-	set(&r.ManyKeepShare, s.ManyKeepShare)
-	seti(&r.DenseLimit, s.DenseLimit)
-	seti(&r.FTSLimit, s.FTSLimit)
-	seti(&r.FTSWindow, s.FTSWindow)
-	seti(&r.MaxTerms, s.MaxTerms)
-	if w := s.Weights; w != nil {
-		set(&r.Weights.BM25, w.BM25)
-		set(&r.Weights.Vector, w.Vector)
-		set(&r.Weights.Recency, w.Recency)
-		set(&r.Weights.Strength, w.Strength)
-		set(&r.Weights.Importance, w.Importance)
-		set(&r.Weights.RecencyDays, w.RecencyDays)
-		set(&r.Weights.Dense, w.Dense)
-		set(&r.Weights.DenseCos, w.DenseCos)
-		set(&r.Weights.FreshShare, w.FreshShare)
-		set(&r.Weights.DenseFloor, w.DenseFloor)
-		set(&r.Weights.StatedGap, w.StatedGap)
-		set(&r.Weights.DenseMin, w.DenseMin)
-		set(&r.Weights.BeliefGap, w.BeliefGap)
-	}
+// decodeSettings sets the settings of s that raw names; a name Settings
+// does not have is an error (a setting misspelt would silently keep its
+// default).
+func decodeSettings(raw json.RawMessage, s *Settings) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(s)
 }
 
 // Gate returns the model for an embedder's candidates, nil when the
@@ -254,11 +148,16 @@ func (r *Recaller) UsePolicyFile(path string) error {
 	if err != nil {
 		return err
 	}
+	s := r.Settings
+	if len(p.Recall) > 0 {
+		// ParsePolicy decoded and checked it on the defaults.
+		if err := decodeSettings(p.Recall, &s); err != nil {
+			return err
+		}
+	}
+	r.Settings = s
 	if !p.noGates {
 		r.Policy = p
-	}
-	if p.Recall != nil {
-		p.Recall.apply(r)
 	}
 	return nil
 }
@@ -281,8 +180,12 @@ func ParsePolicy(b []byte) (*Policy, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	if p.Recall != nil {
-		if err := p.Recall.check(); err != nil {
+	if len(p.Recall) > 0 {
+		s := DefaultSettings
+		if err := decodeSettings(p.Recall, &s); err != nil {
+			return nil, fmt.Errorf("recall policy: recall: %w", err)
+		}
+		if err := s.check(); err != nil {
 			return nil, fmt.Errorf("recall policy: %w", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -70,49 +71,10 @@ type Recaller struct {
 	// Dense, when set, embeds the prompt for the dense side of recall: the
 	// memories nearest in meaning, whatever words they use. It runs while
 	// the lexical side works.
-	Dense   DenseEmbedder
-	Weights Weights
-	// DenseLimit bounds the candidates the dense search of the index adds.
-	DenseLimit int
-	// OpenCoverage and OpenScore: with the sentence embedder, memories
-	// pass by their words only when the store has something about the
-	// prompt: an episode that holds at least OpenCoverage of the prompt's
-	// weighted terms and whose coverage plus dense cosine is at least
-	// OpenScore (it shares the prompt's rarer words and is near it in
-	// meaning, not a few common words of general chat).
-	OpenCoverage, OpenScore float64
-	// LexicalOpenCoverage: an episode without a dense vector of the
-	// prompt's embedder (not re-embedded yet) opens the gate by its
-	// coverage alone when it holds at least this share.
-	LexicalOpenCoverage float64
-	// WordScore: with the sentence embedder, an episode passes by its
-	// words only when its coverage plus dense cosine is at least this.
-	WordScore float64
-	// PastOpenCoverage, PastOpenScore and PastWordScore replace
-	// OpenCoverage, OpenScore and WordScore for a prompt that asks what
-	// happened (AsksAboutThePast): it asks to remember, so a memory that
-	// shares fewer of its words, near it in meaning, is worth showing.
-	PastOpenCoverage, PastOpenScore, PastWordScore float64
-	// KeepShare: with the sentence embedder, an episode whose score is
-	// below this share of the best episode's is dropped (a trailing bite
-	// that matches much less than the best one is most often noise).
-	KeepShare float64
-	// ManyKeepShare is KeepShare for a prompt that asks for several
-	// things (AsksForMany): their memories score less alike.
-	ManyKeepShare float64
-	// MinRelevance is the gate a candidate must pass: the larger of its
-	// vector similarity and its share of the prompt's terms. A candidate
-	// must also share at least one term with the prompt that is not a stop
-	// term.
-	MinRelevance float64
-	// FTSLimit bounds the candidates of the FTS query.
-	FTSLimit int
-	// FTSWindow bounds the matches the full-text search ranks, shared
-	// among its terms: each term's newest FTSWindow/terms matches (0: all).
-	// Its cost is in proportion to them, whatever the size of the store.
-	FTSWindow int
-	// MaxTerms bounds the terms of the FTS query.
-	MaxTerms int
+	Dense DenseEmbedder
+	// Settings are the hand-set thresholds, limits and weights
+	// (DefaultSettings in New; a policy file may set some).
+	Settings
 	// SkipUnknown skips the search (and so opening the store) when no
 	// term of the prompt is in the store's vocabulary as the global file
 	// recorded it: the prompt hook's fast path for prompts that have
@@ -129,6 +91,102 @@ type Recaller struct {
 	// strings and vectors are the recollection files' bytes: a copy of
 	// what is kept after the call must be made during it.
 	Observe func(v *GateView, c *Candidate, passed bool)
+}
+
+// Settings are a Recaller's hand-set settings, by the names a policy
+// file's "recall" object gives them (UsePolicyFile).
+type Settings struct {
+	Weights Weights `json:"weights"`
+	// DenseLimit bounds the candidates the dense search of the index adds.
+	DenseLimit int `json:"dense_limit"`
+	// OpenCoverage and OpenScore: with the sentence embedder, memories
+	// pass by their words only when the store has something about the
+	// prompt: an episode that holds at least OpenCoverage of the prompt's
+	// weighted terms and whose coverage plus dense cosine is at least
+	// OpenScore (it shares the prompt's rarer words and is near it in
+	// meaning, not a few common words of general chat).
+	OpenCoverage float64 `json:"open_coverage"`
+	OpenScore    float64 `json:"open_score"`
+	// LexicalOpenCoverage: an episode without a dense vector of the
+	// prompt's embedder (not re-embedded yet) opens the gate by its
+	// coverage alone when it holds at least this share.
+	LexicalOpenCoverage float64 `json:"lexical_open_coverage"`
+	// WordScore: with the sentence embedder, an episode passes by its
+	// words only when its coverage plus dense cosine is at least this.
+	WordScore float64 `json:"word_score"`
+	// PastOpenCoverage, PastOpenScore and PastWordScore replace
+	// OpenCoverage, OpenScore and WordScore for a prompt that asks what
+	// happened (AsksAboutThePast): it asks to remember, so a memory that
+	// shares fewer of its words, near it in meaning, is worth showing.
+	PastOpenCoverage float64 `json:"past_open_coverage"`
+	PastOpenScore    float64 `json:"past_open_score"`
+	PastWordScore    float64 `json:"past_word_score"`
+	// KeepShare: with the sentence embedder, an episode whose score is
+	// below this share of the best episode's is dropped (a trailing bite
+	// that matches much less than the best one is most often noise).
+	KeepShare float64 `json:"keep_share"`
+	// ManyKeepShare is KeepShare for a prompt that asks for several
+	// things (AsksForMany): their memories score less alike.
+	ManyKeepShare float64 `json:"many_keep_share"`
+	// MinRelevance is the gate a candidate must pass: the larger of its
+	// vector similarity and its share of the prompt's terms. A candidate
+	// must also share at least one term with the prompt that is not a stop
+	// term.
+	MinRelevance float64 `json:"min_relevance"`
+	// FTSLimit bounds the candidates of the FTS query.
+	FTSLimit int `json:"fts_limit"`
+	// FTSWindow bounds the matches the full-text search ranks, shared
+	// among its terms: each term's newest FTSWindow/terms matches (0: all).
+	// Its cost is in proportion to them, whatever the size of the store.
+	FTSWindow int `json:"fts_window"`
+	// MaxTerms bounds the terms of the FTS query.
+	MaxTerms int `json:"max_terms"`
+}
+
+// DefaultSettings are New's.
+var DefaultSettings = Settings{Weights: DefaultWeights, MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit,
+	FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms, DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage,
+	OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen, WordScore: DefaultWordScore, KeepShare: DefaultKeepShare,
+	ManyKeepShare: DefaultManyKeep, PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore,
+	PastWordScore: DefaultPastWordScore}
+
+// check refuses a setting out of its range: the shares, thresholds and
+// weights 0 to 1, recency_days more than 0, the limits 1 or more and
+// fts_window 0 (all) or more.
+func (s Settings) check() error { return checkRange(reflect.ValueOf(s), "recall") }
+
+func checkRange(v reflect.Value, at string) error {
+	for i := range v.NumField() {
+		name := at + "." + strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Struct:
+			if err := checkRange(f, name); err != nil {
+				return err
+			}
+		case reflect.Float64:
+			x := f.Float()
+			switch {
+			case name == "recall.weights.recency_days":
+				if !(x > 0) {
+					return fmt.Errorf("%s %v: want more than 0", name, x)
+				}
+			case !(x >= 0 && x <= 1):
+				return fmt.Errorf("%s %v: want 0 to 1", name, x)
+			}
+		case reflect.Int:
+			n := f.Int()
+			switch {
+			case name == "recall.fts_window":
+				if n < 0 {
+					return fmt.Errorf("%s %d: want 0 (all) or more", name, n)
+				}
+			case n < 1:
+				return fmt.Errorf("%s %d: want 1 or more", name, n)
+			}
+		}
+	}
+	return nil
 }
 
 // Query is one recall request.
@@ -218,12 +276,7 @@ const (
 
 // New returns a Recaller with default settings.
 func New(home string, db Searcher) *Recaller {
-	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Weights: DefaultWeights,
-		MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit, FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms,
-		DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage, OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen,
-		WordScore: DefaultWordScore, KeepShare: DefaultKeepShare, ManyKeepShare: DefaultManyKeep,
-		PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore, PastWordScore: DefaultPastWordScore,
-		Policy: DefaultPolicy()}
+	return &Recaller{Home: home, DB: db, Embedder: embed.NewLocal(), Settings: DefaultSettings, Policy: DefaultPolicy()}
 }
 
 // Find is recall as every entry point runs it — the prompt hook, the

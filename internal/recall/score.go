@@ -38,29 +38,35 @@ type Candidate struct {
 
 // Weights of the blend.
 type Weights struct {
-	BM25, Vector, Recency, Strength, Importance float64
+	BM25       float64 `json:"bm25"`
+	Vector     float64 `json:"vector"`
+	Recency    float64 `json:"recency"`
+	Strength   float64 `json:"strength"`
+	Importance float64 `json:"importance"`
 	// RecencyDays is the e-folding time of recency.
-	RecencyDays float64
+	RecencyDays float64 `json:"recency_days"`
 	// Dense weighs the dense relevance (below) in an episode's score.
-	Dense float64
+	Dense float64 `json:"dense"`
 	// DenseCos weighs an episode's dense cosine in its score, when it has
 	// one: with it the score is mostly relevance (BM25 for the words,
 	// the cosine for the meaning), freshness, strength and importance
 	// only breaking near ties (FreshShare of their weight).
-	DenseCos, FreshShare float64
+	DenseCos   float64 `json:"dense_cos"`
+	FreshShare float64 `json:"fresh_share"`
 	// DenseFloor is the reference cosine of the dense gate when the store
 	// has fewer than RefRank episodes with dense vectors.
-	DenseFloor float64
+	DenseFloor float64 `json:"dense_floor"`
 	// StatedGap is how far above the reference a stated memory's cosine
 	// (a belief, or an episode in which the user stated a preference, a
 	// fact or their situation) must be to pass the gate by meaning alone,
 	// and DenseMin the least cosine it must have.
-	StatedGap, DenseMin float64
+	StatedGap float64 `json:"stated_gap"`
+	DenseMin  float64 `json:"dense_min"`
 	// BeliefGap is StatedGap for beliefs: a belief's statement is short,
 	// and a short text's cosine with a prompt strays more than an
 	// exchange's. A belief found by its words must stand BeliefGap above
 	// the reference too (see Recall's gate).
-	BeliefGap float64
+	BeliefGap float64 `json:"belief_gap"`
 }
 
 // DefaultWeights favour what matches the prompt, then what is fresh,
