@@ -49,6 +49,7 @@ var commands = map[string]command{
 	"forget":     {"remove episodes or beliefs (ep_… or bl_…), or every one holding a text (--matching), with every copy", cmdForget},
 	"quarantine": {"list the items a step of the worker failed on (list [--json]), or retry ID… / drop ID…", cmdQuarantine},
 	"history":    {"show how a memory (ep_… or bl_…) came to be: every change, its cause, before and after", cmdHistory},
+	"trace":      {"list the threads of work, or show one as a timeline: trace [TOPIC | tr_… | bx_… | ep_…] [--json]", cmdTrace},
 	"export":     {"write episodes and beliefs as JSON Lines", cmdExport},
 	"import":     {"merge a JSON Lines export into the store: add what is new, skip what is here, merge what differs", cmdImport},
 	"doctor":     {"check the installation, the hooks, the scheduler, the database and the LLM endpoint", cmdDoctor},

@@ -189,7 +189,7 @@ func TestListTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{ // tool -> its required arguments
-		ToolRecall: {"query"}, ToolExpand: {"id"}, ToolForget: nil, ToolSave: {"text"}, ToolStatus: nil, ToolReview: {"action"},
+		ToolRecall: {"query"}, ToolExpand: {"id"}, ToolForget: nil, ToolSave: {"text"}, ToolStatus: nil, ToolReview: {"action"}, ToolTrace: nil,
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools, want %d", len(res.Tools), len(want))

@@ -25,6 +25,7 @@ import (
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/redact"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/thread"
 	"github.com/engram-memory/engram/internal/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,6 +37,7 @@ const (
 	ToolForget = "memory_forget"
 	ToolSave   = "memory_save"
 	ToolStatus = "memory_status"
+	ToolTrace  = "memory_trace"
 )
 
 // Bounds of the inputs.
@@ -89,6 +91,11 @@ type ForgetInput struct {
 type SaveInput struct {
 	Text  string `json:"text"`
 	Scope string `json:"scope,omitempty"`
+}
+
+// TraceInput is memory_trace's arguments.
+type TraceInput struct {
+	Topic string `json:"topic,omitempty"`
 }
 
 // StatusInput is memory_status's (no) arguments.
@@ -145,6 +152,15 @@ const saveSchema = `{
   "additionalProperties": false
 }`
 
+const traceSchema = `{
+  "type": "object",
+  "properties": {
+    "topic": {"type": "string", "maxLength": 2000,
+      "description": "The thread of work to show: topic words (e.g. \"cache layer redesign\", \"flaky parser test\"), or an ID (tr_… a trace, bx_… a box, ep_… an episode in it). Empty: list this project's threads."}
+  },
+  "additionalProperties": false
+}`
+
 const statusSchema = `{"type": "object", "properties": {}, "additionalProperties": false}`
 
 func (s *Server) addTools() {
@@ -186,7 +202,40 @@ func (s *Server) addTools() {
 		"extractor and embedder in use, and any problem with the installation (missing hooks, a worker that has not " +
 		"run lately, captures waiting in the spool). Use it when the user asks about engram, or when recall finds " +
 		"nothing where it should."}, statusSchema, s.status)
+	tool(s, &mcp.Tool{Name: ToolTrace, Title: "Follow a thread of work", Annotations: readOnly, Description: "Show a " +
+		"thread of work in this project as a timeline: the boxes of episodes engram gathered on one topic across " +
+		"sessions and days (\"the cache-layer redesign\", \"the flaky parser test\"), with their dates, key terms and key " +
+		"memories (episode IDs to read with memory_expand). Use it when the user asks why something was designed the " +
+		"way it is, how a piece of work went, or what was tried before; recall finds single memories, a trace finds the " +
+		"sequence. Without a topic it lists the project's threads."}, traceSchema, s.trace)
 	s.addReviewTool()
+}
+
+// trace is memory_trace: this project's threads, or one as a timeline.
+func (s *Server) trace(ctx context.Context, in TraceInput) (string, error) {
+	db, err := s.store(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	topic := strings.TrimSpace(in.Topic)
+	if topic == "" {
+		ts, err := thread.Traces(ctx, db, s.opts.Project)
+		if err != nil {
+			return "", err
+		}
+		thread.WriteList(&b, ts)
+		return inject.Wrap(strings.TrimRight(b.String(), "\n")), nil
+	}
+	t, err := thread.Find(ctx, db, topic, s.opts.Project)
+	if errors.Is(err, thread.ErrNoTrace) || errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%v: memory_trace with no topic lists this project's threads", err)
+	}
+	if err != nil {
+		return "", err
+	}
+	thread.WriteTimeline(&b, t)
+	return inject.Wrap(strings.TrimRight(b.String(), "\n")), nil
 }
 
 // project resolves a recall's project argument: the session's project when

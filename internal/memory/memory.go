@@ -27,6 +27,7 @@ import (
 	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/thread"
 )
 
 // Id prefixes.
@@ -369,7 +370,8 @@ func Forget(ctx context.Context, db *store.DB, cfg config.Config, ids []string, 
 // ForgetCopies takes memories the store no longer holds (forgotten by
 // Forget, or by an import that brought their tombstones) out of every
 // other place engram keeps them: the recollection files and the search
-// index, the session neighbour files, spool files the store covers, the
+// index, the box files of the threads of work (thread.Refresh), the
+// session neighbour files, spool files the store covers, the
 // MEMORY.md files and the archive (summaries are the forgotten episodes'),
 // and the database's free pages, indexes and WAL (store.Scrub). Its error
 // wraps ErrNotRewritten.
@@ -381,6 +383,9 @@ func ForgetCopies(ctx context.Context, db *store.DB, cfg config.Config, epIDs, b
 	var errs []error
 	if _, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, now); err != nil {
 		errs = append(errs, fmt.Errorf("recollection files: %w", err))
+	}
+	if _, err := thread.Refresh(ctx, db, home); err != nil {
+		errs = append(errs, fmt.Errorf("box files: %w", err))
 	}
 	if err := removeNeighbours(home, append(slices.Clone(epIDs), blIDs...)); err != nil {
 		errs = append(errs, fmt.Errorf("session neighbour files: %w", err))

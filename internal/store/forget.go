@@ -61,6 +61,9 @@ func forgetEpisode(ctx context.Context, tx *sql.Tx, id string, now time.Time) er
 	if err := forgetQuarantine(ctx, tx, QuarantineEpisode, id); err != nil {
 		return err
 	}
+	if err := forgetMembership(ctx, tx, id); err != nil {
+		return err
+	}
 	return forgetEvidence(ctx, tx, id, said, now)
 }
 

@@ -44,7 +44,7 @@ func TestReviewMigrationKeepsShownBeliefs(t *testing.T) {
 	// tables (and the ones after it).
 	const review = 8 // 0008_review.sql
 	for _, q := range []string{"DROP TABLE belief_levels", "DROP TABLE review_decisions", "DROP TABLE core_files",
-		"DROP TABLE quarantine",
+		"DROP TABLE quarantine", "DROP TABLE boxes", "DROP TABLE box_members",
 		fmt.Sprintf("DELETE FROM schema_migrations WHERE version >= %d", review), fmt.Sprintf("PRAGMA user_version = %d", review-1)} {
 		if _, err := db.sql.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/engram-memory/engram/internal/safe"
 	"github.com/engram-memory/engram/internal/share"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/thread"
 )
 
 // Components are the pluggable parts chosen from the configuration.
@@ -66,6 +67,7 @@ type Stats struct {
 	SweptCaptures int                  `json:"swept_captures"`
 	Ingest        ingest.Stats         `json:"ingest"`
 	Reembed       ingest.ReembedStats  `json:"reembed"`
+	Threads       thread.Stats         `json:"threads"`
 	Accesses      int                  `json:"accesses"`
 	Beliefs       consolidate.Stats    `json:"beliefs"`
 	Recall        recollect.BuildStats `json:"recall"`
@@ -169,6 +171,12 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 			return err
 		})
 	}
+	step("threads", func() (err error) {
+		// After the vectors are made, so that topics compare sentence
+		// vectors where the sentence embedder is at hand.
+		st.Threads, err = thread.Build(ctx, db, cfg.Home, time.Now())
+		return err
+	})
 	step("fold access log", func() (err error) {
 		st.Accesses, err = recollect.FoldAccessLog(ctx, db, cfg.Home)
 		return err
