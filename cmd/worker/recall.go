@@ -24,6 +24,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	all := fs.Bool("all-projects", false, "search every project, not just one")
 	limit := fs.Int("limit", 10, "results of each kind")
 	asJSON := fs.Bool("json", false, "print JSON")
+	explain := fs.Bool("explain", false, "say how each belief was found: for one a link brought, the link and its confidence")
 	flagArgs, query := splitQuery(args)
 	if err := fs.Parse(flagArgs); err != nil {
 		return flagError(err)
@@ -101,6 +102,11 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			// Superseded: a later correction replaced what it says.
 			Superseded bool `json:"superseded,omitempty"`
 			ByMeaning  bool `json:"by_meaning,omitempty"`
+			// A belief a link brought: the belief it is linked from and the
+			// link's confidence; rank, the order the links gave (PageRank).
+			LinkedFrom     string   `json:"linked_from,omitempty"`
+			EdgeConfidence *float32 `json:"edge_confidence,omitempty"`
+			Rank           float64  `json:"rank,omitempty"`
 		}
 		out := struct {
 			Query   string   `json:"query"`
@@ -121,7 +127,11 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 				h.Dense, h.DenseGap = &d, &g
 			}
 			if c.Kind == recall.KindBelief {
-				h.Kind, h.Confidence = "belief", c.Confidence
+				h.Kind, h.Confidence, h.Rank = "belief", c.Confidence, c.Rank
+				if c.Linked != "" {
+					conf := c.LinkConfidence
+					h.LinkedFrom, h.EdgeConfidence = c.Linked, &conf
+				}
 			}
 			if !c.At.IsZero() {
 				h.At = c.At.Format(time.RFC3339)
@@ -138,6 +148,9 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	}
 	for _, c := range res.Beliefs {
 		fmt.Fprintf(e.stdout, "[B] %.3f  %s  (%s, confidence %.2f) %s\n", c.Score, c.ID, cmp.Or(kinds[c.ID], "-"), c.Confidence, c.Text)
+		if *explain {
+			fmt.Fprintf(e.stdout, "      %s\n", explainBelief(c))
+		}
 	}
 	for _, c := range res.Episodes {
 		dense := ""
@@ -151,6 +164,20 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			cmp.Or(kinds[c.ID], "-"), recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, dense, c.Text)
 	}
 	return nil
+}
+
+// explainBelief says how recall came to a belief: by a link (the belief
+// it is linked from, the link's confidence) or by the prompt, and where
+// the links put it (its rank, when recall followed any).
+func explainBelief(c recall.Candidate) string {
+	how := "found by the prompt"
+	if c.Linked != "" {
+		how = fmt.Sprintf("linked from %s conf=%.2f (its score: %.1f × conf × its parent's)", c.Linked, c.LinkConfidence, recall.LinkDiscount)
+	}
+	if c.Rank > 0 {
+		how += fmt.Sprintf("; rank %.3f over the links", c.Rank)
+	}
+	return how
 }
 
 // splitQuery separates flags from the words of the query, so that both

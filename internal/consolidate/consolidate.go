@@ -260,7 +260,7 @@ func (c *Consolidator) Run(ctx context.Context, now time.Time) (st Stats, err er
 	for {
 		var bst Stats
 		s := &cycle{c: c, o: o, judge: judge, log: log, now: now, st: &bst,
-			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{},
+			beliefs: map[string]*belief.Belief{}, dirty: map[string]bool{}, created: map[string]bool{}, gained: map[string]bool{},
 			fresh: map[string]bool{}, used: map[string]bool{}, epCache: map[string]episode.Episode{},
 			metaSources: map[string]bool{}, asked: map[string]bool{}, retry: retry}
 		next, err := s.safeRun(cctx, cp)
@@ -415,6 +415,7 @@ type cycle struct {
 	order    []string                  // ids in load/creation order
 	dirty    map[string]bool
 	created  map[string]bool
+	gained   map[string]bool // gained evidence in this cycle (their links are observed again)
 	fresh    map[string]bool // created, revised, split or merged in this cycle
 	used     map[string]bool // episodes that are evidence of some belief
 	epCache  map[string]episode.Episode
@@ -895,7 +896,7 @@ func (s *cycle) apply(b *belief.Belief, e *episode.Episode, rel Relation) bool {
 	b.UpdatedAt = s.now
 	s.used[e.ID] = true
 	s.epCache[e.ID] = *e
-	s.dirty[b.ID] = true
+	s.dirty[b.ID], s.gained[b.ID] = true, true
 	s.record(b, relationAction(rel), e.ID, "", before)
 	return true
 }

@@ -14,7 +14,8 @@ import (
 // Links between beliefs: a belief made in a cycle (formed, revised, split)
 // is linked to at most MaxLinks active beliefs that are related but not
 // duplicates: whose similarity lies in the band of the embedder that
-// measures it.
+// measures it. A belief that gains evidence observes its links again
+// (relinks), which reinforces them (package edge).
 const MaxLinks = 3
 
 // LinkBand is the related-but-not-duplicate band of similarity.
@@ -106,6 +107,48 @@ func (s *cycle) links(ctx context.Context) []store.Link {
 		slices.SortStableFunc(cs, func(x, y cand) int { return cmp.Compare(y.sim, x.sim) })
 		for _, c := range cs[:min(len(cs), MaxLinks)] {
 			out = append(out, store.Link{From: id, To: c.id, Similarity: c.sim, At: s.now})
+		}
+	}
+	return append(out, s.relinks(ctx, l)...)
+}
+
+// relinks observes again the links of the beliefs that gained evidence in
+// this cycle (and were not made in it): a belief seen again in what the
+// user says is seen again with what it is related to. Each link to an
+// active neighbour is measured again, and one still in the band, or a
+// meta-belief's link to a source it still names, is observed again (the
+// store reinforces a link it holds); one that left the band is not,
+// and decays. A link is observed once a cycle, whichever end gained.
+func (s *cycle) relinks(ctx context.Context, l *linker) []store.Link {
+	var out []store.Link
+	seen := map[[2]string]bool{}
+	for _, id := range s.order {
+		b := s.beliefs[id]
+		if !s.gained[id] || s.created[id] || b.Status != belief.StatusActive {
+			continue
+		}
+		old, err := s.c.DB.Links(ctx, id)
+		if err != nil {
+			s.log.Warn("links not observed again", "belief", id, "err", err)
+			continue
+		}
+		for _, ol := range old {
+			o := s.beliefs[ol.To]
+			pair := [2]string{min(id, ol.To), max(id, ol.To)}
+			if o == nil || o.Status != belief.StatusActive || seen[pair] {
+				continue
+			}
+			sim, again := ol.Similarity, slices.Contains(b.Sources, o.ID) || slices.Contains(o.Sources, b.ID)
+			if !again && sharePartition(b, o) && !related(b, o) {
+				var band LinkBand
+				var ok bool
+				sim, band, ok = l.similarity(ctx, b, o)
+				again = ok && sim >= band.Low && sim <= band.High
+			}
+			if again {
+				seen[pair] = true
+				out = append(out, store.Link{From: id, To: o.ID, Similarity: sim, At: s.now})
+			}
 		}
 	}
 	return out

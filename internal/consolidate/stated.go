@@ -545,7 +545,7 @@ func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
 	b.EvidenceCount += belief.StatedWeight
 	b.PeakConfidence = max(b.PeakConfidence, b.Confidence())
 	b.UpdatedAt = s.now
-	s.dirty[b.ID] = true
+	s.dirty[b.ID], s.gained[b.ID] = true, true
 	s.record(b, relationAction(rel), e.ID, "stated by the user", before)
 }
 

@@ -390,13 +390,15 @@ func (m *merger) link(l store.Link) error {
 			return err
 		}
 	}
-	made, err := m.t.Link(l)
-	if err != nil {
+	made, merged, err := m.t.Link(l)
+	switch {
+	case err != nil:
 		return err
-	}
-	if made {
+	case made:
 		c.Added++
-	} else {
+	case merged:
+		c.Merged++
+	default:
 		c.Skipped++
 	}
 	return nil

@@ -47,13 +47,49 @@ type levelRecord struct {
 	store.LevelRecord
 }
 
+// linkRecord is a link with its place in the edge lifecycle (package
+// edge): its confidence, and its last reinforcement. A file written before
+// links had them has none of the three: such a link has full confidence,
+// reinforced when it was made, as the store's migration gave its own.
 type linkRecord struct {
-	Kind       string    `json:"kind"`
-	From       string    `json:"from"`
-	To         string    `json:"to"`
-	Similarity float64   `json:"similarity"`
-	At         time.Time `json:"at"`
+	Kind                 string     `json:"kind"`
+	From                 string     `json:"from"`
+	To                   string     `json:"to"`
+	Similarity           float64    `json:"similarity"`
+	At                   time.Time  `json:"at"`
+	Confidence           *float64   `json:"confidence,omitempty"`
+	ReinforcedConfidence *float64   `json:"reinforced_confidence,omitempty"`
+	ReinforcedAt         *time.Time `json:"reinforced_at,omitempty"`
 }
+
+func toLinkRecord(l store.Link) linkRecord {
+	r := linkRecord{Kind: KindLink, From: l.From, To: l.To, Similarity: l.Similarity, At: l.At,
+		Confidence: &l.Confidence, ReinforcedConfidence: &l.ReinforcedConfidence}
+	if !l.ReinforcedAt.IsZero() {
+		r.ReinforcedAt = &l.ReinforcedAt
+	}
+	return r
+}
+
+// link is the record's link, what it lacks filled in as for a legacy link.
+func (r linkRecord) link() store.Link {
+	l := store.NewLink(r.From, r.To, r.Similarity, r.At)
+	l.Confidence = 1
+	if r.Confidence != nil {
+		l.Confidence = *r.Confidence
+	}
+	l.ReinforcedConfidence = l.Confidence
+	if r.ReinforcedConfidence != nil {
+		l.ReinforcedConfidence = *r.ReinforcedConfidence
+	}
+	if r.ReinforcedAt != nil {
+		l.ReinforcedAt = *r.ReinforcedAt
+	}
+	return l
+}
+
+// confidenceOK: absent, or a number in [0, 1].
+func confidenceOK(c *float64) bool { return c == nil || (!math.IsNaN(*c) && *c >= 0 && *c <= 1) }
 
 type eventRecord struct {
 	Kind string `json:"kind"`
@@ -114,7 +150,7 @@ func Export(ctx context.Context, db *store.DB, w io.Writer) (int, error) {
 	}
 	for _, l := range links {
 		n++
-		if err := enc.Encode(linkRecord{Kind: KindLink, From: l.From, To: l.To, Similarity: l.Similarity, At: l.At}); err != nil {
+		if err := enc.Encode(toLinkRecord(l)); err != nil {
 			return n, err
 		}
 	}
@@ -214,7 +250,10 @@ func read(r io.Reader) (Data, []int, error) {
 			if math.IsNaN(rec.Similarity) || rec.Similarity < -1 || rec.Similarity > 1 {
 				return Data{}, nil, &LineError{line, fmt.Errorf("link %s → %s: similarity %v: want -1..1", rec.From, rec.To, rec.Similarity)}
 			}
-			d.Links = append(d.Links, store.Link{From: rec.From, To: rec.To, Similarity: rec.Similarity, At: rec.At})
+			if !confidenceOK(rec.Confidence) || !confidenceOK(rec.ReinforcedConfidence) {
+				return Data{}, nil, &LineError{line, fmt.Errorf("link %s → %s: confidence: want 0..1", rec.From, rec.To)}
+			}
+			d.Links = append(d.Links, rec.link())
 			lkLines = append(lkLines, line)
 			if errors.Is(rerr, io.EOF) {
 				return done()

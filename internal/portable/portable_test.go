@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/edge"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -269,5 +271,80 @@ func TestLinksTravel(t *testing.T) {
 	}
 	if probs, err := dst.LinkProblems(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("graph: %v %v", probs, err)
+	}
+}
+
+// TestLinkConfidenceTravels: an export carries each link's confidence and
+// last reinforcement, and an import restores them; a link of a file
+// written before links had them imports at full confidence, reinforced
+// when it was made; an imported link over a local one keeps the greater
+// confidence.
+func TestLinkConfidenceTravels(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	bs := []belief.Belief{sampleBelief(1), sampleBelief(2), sampleBelief(3)}
+	at := time.UnixMilli(1700000000000)
+	reinforced := at.Add(48 * time.Hour)
+	links := []store.Link{
+		{From: bs[0].ID, To: bs[1].ID, Similarity: 0.5, At: at, State: edge.State{Confidence: 0.7, ReinforcedConfidence: 0.85, ReinforcedAt: reinforced}},
+		{From: bs[0].ID, To: bs[2].ID, Similarity: 0.45, At: at, State: edge.New(at)},
+	}
+	if err := src.ImportAll(ctx, nil, bs, nil, links); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := Export(ctx, src, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"confidence":0.7,"reinforced_confidence":0.85,"reinforced_at":"`) {
+		t.Fatalf("export without the lifecycle:\n%s", out.String())
+	}
+	dst := openDB(t)
+	if _, err := Import(ctx, dst, bytes.NewReader(out.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := src.AllLinks(ctx)
+	got, _ := dst.AllLinks(ctx)
+	if len(got) != 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("links after import: %+v, want %+v", got, want)
+	}
+
+	// An older export: no confidence, no reinforcement.
+	var old bytes.Buffer
+	for _, line := range strings.SplitAfter(out.String(), "\n") {
+		if strings.Contains(line, `"kind":"link"`) {
+			line = regexp.MustCompile(`,"confidence".*\}`).ReplaceAllString(line, "}")
+		}
+		old.WriteString(line)
+	}
+	if strings.Contains(old.String(), "reinforced_confidence") || strings.Contains(old.String(), `"reinforced_at"`) {
+		t.Fatalf("not an old export:\n%s", old.String())
+	}
+	legacy := openDB(t)
+	if _, err := Import(ctx, legacy, bytes.NewReader(old.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = legacy.AllLinks(ctx)
+	for _, l := range got {
+		if l.State != edge.New(at) {
+			t.Fatalf("a legacy link imported as %+v, want %+v", l, edge.New(at))
+		}
+	}
+
+	// Over a store that links them with less confidence: the greater
+	// stays, and the import says it merged the link.
+	weak := openDB(t)
+	low := links[0]
+	low.State = edge.State{Confidence: 0.3, ReinforcedConfidence: 0.3, ReinforcedAt: at}
+	if err := weak.ImportAll(ctx, nil, bs, nil, []store.Link{low}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(ctx, weak, bytes.NewReader(out.Bytes()))
+	if err != nil || res.Links != (Counts{Added: 1, Merged: 1, Skipped: 2}) {
+		t.Fatalf("Import %+v err=%v", res.Links, err)
+	}
+	got, _ = weak.AllLinks(ctx)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("links after import over weaker ones: %+v, want %+v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,22 +13,30 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/engram-memory/engram/internal/edge"
 )
 
 // Links between beliefs, for the prompt hook: the worker writes, for every
 // belief a recollection file carries, the beliefs linked to it that a
-// recollection file carries too (recall/graph.tsv); recall adds the
-// linked neighbours of its top beliefs at LinkDiscount of their parent's
-// score, and the belief bites are chosen from the lot as before, within
-// the same limits. The hook reads one small file and opens no database.
+// recollection file carries too, with each link's confidence
+// (recall/graph.tsv); recall adds the linked neighbours of its top beliefs
+// at LinkDiscount of their parent's score times the link's confidence,
+// follows no link under edge.PruneFloor, and refines the order of the
+// beliefs by a few PageRank iterations over the found beliefs and their
+// neighbours (pageRank); the belief bites are chosen from the lot as
+// before, within the same limits. The hook reads one small file and opens
+// no database.
 
-// LinkDiscount is a linked neighbour's share of its parent's score.
+// LinkDiscount is a linked neighbour's share of its parent's score, for a
+// link of full confidence.
 const LinkDiscount = 0.8
 
 // LinkParents is how many of the top beliefs bring their neighbours.
 const LinkParents = 3
 
-// Linked is a belief linked to another, with what a bite of it shows.
+// Linked is a belief linked to another, with what a bite of it shows and
+// the link's confidence (package edge).
 type Linked struct {
 	ID          string    `json:"id"`
 	Text        string    `json:"text"`
@@ -36,6 +45,8 @@ type Linked struct {
 	At          time.Time `json:"at,omitzero"`
 	Confidence  float32   `json:"confidence"`
 	Evidence    int32     `json:"evidence"`
+	// Edge is the link's confidence.
+	Edge float32 `json:"edge_confidence"`
 }
 
 // Graph is what the worker precomputes about beliefs for the prompt hook:
@@ -50,10 +61,13 @@ type Graph struct {
 // fields separated by tabs, so that the hook finds what it needs without
 // decoding the rest:
 //
-//	L <from> <to> <confidence> <evidence> <at ms> <project> <project path> <text>
+//	E <from> <to> <edge confidence> <confidence> <evidence> <at ms> <project> <project path> <text>
 //	S <subject> <id>,<id>,…
 //
-// (ids and numbers hold no tab; texts have theirs folded into spaces).
+// (ids and numbers hold no tab; texts have theirs folded into spaces). A
+// link line of the format before links had a confidence ("L", without the
+// edge's confidence) is not read: the worker writes the file again in its
+// next cycle.
 func GraphPath(home string) string { return filepath.Join(Dir(home), "graph.tsv") }
 
 // SaveGraph writes the graph file (0600, atomically).
@@ -66,7 +80,7 @@ func SaveGraph(home string, g Graph) error {
 			if !l.At.IsZero() {
 				at = l.At.UnixMilli()
 			}
-			fmt.Fprintf(&b, "L\t%s\t%s\t%g\t%d\t%d\t%s\t%s\t%s\n", field(from), field(l.ID), l.Confidence, l.Evidence, at,
+			fmt.Fprintf(&b, "E\t%s\t%s\t%g\t%g\t%d\t%d\t%s\t%s\t%s\n", field(from), field(l.ID), l.Edge, l.Confidence, l.Evidence, at,
 				field(l.Project), field(l.ProjectPath), field(l.Text))
 		}
 	}
@@ -105,7 +119,7 @@ func LoadGraph(home string) *GraphFile {
 // linksOf returns the links of one belief.
 func (g *GraphFile) linksOf(id string) []Linked {
 	var out []Linked
-	key := []byte("L\t" + id + "\t")
+	key := []byte("E\t" + id + "\t")
 	data := g.data
 	for {
 		i := bytes.Index(data, key)
@@ -121,14 +135,18 @@ func (g *GraphFile) linksOf(id string) []Linked {
 			line = line[:j]
 		}
 		data = data[i+len(line):]
-		f := strings.SplitN(string(line), "\t", 9)
-		if len(f) != 9 {
+		f := strings.SplitN(string(line), "\t", 10)
+		if len(f) != 10 {
 			continue
 		}
-		conf, _ := strconv.ParseFloat(f[3], 32)
-		ev, _ := strconv.Atoi(f[4])
-		at, _ := strconv.ParseInt(f[5], 10, 64)
-		l := Linked{ID: f[2], Confidence: float32(conf), Evidence: int32(ev), Project: f[6], ProjectPath: f[7], Text: f[8]}
+		w, err := strconv.ParseFloat(f[3], 32)
+		if err != nil || math.IsNaN(w) {
+			continue
+		}
+		conf, _ := strconv.ParseFloat(f[4], 32)
+		ev, _ := strconv.Atoi(f[5])
+		at, _ := strconv.ParseInt(f[6], 10, 64)
+		l := Linked{ID: f[2], Edge: float32(w), Confidence: float32(conf), Evidence: int32(ev), Project: f[7], ProjectPath: f[8], Text: f[9]}
 		if at > 0 {
 			l.At = time.UnixMilli(at)
 		}
@@ -171,36 +189,121 @@ func (g *GraphFile) about(words string) map[string]bool {
 
 // ExpandLinks adds to res the beliefs linked to its top LinkParents
 // beliefs that it does not hold yet and that the prompt's project may see
-// (its own and global ones), each at LinkDiscount of its parent's score,
-// and orders the beliefs by score again.
+// (its own and global ones), each at LinkDiscount of its parent's score
+// times the link's confidence (of the parents it is linked to, the one
+// that gives it the most), leaving out links under edge.PruneFloor; then
+// it orders the beliefs by their rank over the links it read (pageRank).
 func ExpandLinks(res *Result, g *GraphFile, projectPath string) {
 	if g == nil || len(g.data) == 0 || len(res.Beliefs) == 0 {
 		return
 	}
-	have := map[string]bool{}
-	for _, b := range res.Beliefs {
-		have[b.ID] = true
+	at := map[string]int{} // a belief's place in res.Beliefs
+	for i, b := range res.Beliefs {
+		at[b.ID] = i
 	}
+	have := map[string]bool{}
 	for _, e := range res.Episodes {
 		have[e.ID] = true
 	}
-	var added []Candidate
-	for _, p := range res.Beliefs[:min(LinkParents, len(res.Beliefs))] {
+	var links []graphEdge
+	found := len(res.Beliefs)
+	for pi := range min(LinkParents, found) {
+		p := res.Beliefs[pi]
 		for _, l := range g.linksOf(p.ID) {
-			if have[l.ID] || (l.ProjectPath != "" && l.ProjectPath != projectPath) {
+			if !edge.Followed(float64(l.Edge)) || have[l.ID] || l.ID == p.ID {
 				continue
 			}
-			have[l.ID] = true
-			added = append(added, Candidate{Item: Item{Kind: KindBelief, ID: l.ID, Text: l.Text, Project: l.Project,
-				ProjectPath: l.ProjectPath, At: l.At, Confidence: l.Confidence, Evidence: l.Evidence},
-				Score: LinkDiscount * p.Score, Linked: p.ID})
+			score := LinkDiscount * p.Score * float64(l.Edge)
+			i, ok := at[l.ID]
+			switch {
+			case !ok && l.ProjectPath != "" && l.ProjectPath != projectPath:
+				continue
+			case !ok:
+				i = len(res.Beliefs)
+				at[l.ID] = i
+				res.Beliefs = append(res.Beliefs, Candidate{Item: Item{Kind: KindBelief, ID: l.ID, Text: l.Text, Project: l.Project,
+					ProjectPath: l.ProjectPath, At: l.At, Confidence: l.Confidence, Evidence: l.Evidence},
+					Score: score, Linked: p.ID, LinkConfidence: l.Edge})
+			case i >= found && score > res.Beliefs[i].Score:
+				c := &res.Beliefs[i]
+				c.Score, c.Linked, c.LinkConfidence = score, p.ID, l.Edge
+			}
+			links = append(links, graphEdge{pi, i, float64(l.Edge)})
 		}
 	}
-	if len(added) == 0 {
+	if len(links) == 0 {
 		return
 	}
-	res.Beliefs = append(res.Beliefs, added...)
-	slices.SortStableFunc(res.Beliefs, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+	rank := pageRank(res.Beliefs, links)
+	for i := range res.Beliefs {
+		res.Beliefs[i].Rank = rank[i]
+	}
+	slices.SortStableFunc(res.Beliefs, func(a, b Candidate) int { return cmp.Compare(b.Rank, a.Rank) })
+}
+
+// graphEdge is a link between two candidates (their places), of weight w.
+type graphEdge struct {
+	a, b int
+	w    float64
+}
+
+// pageRank refines the order of candidates by the links between them:
+// personalised PageRank, the personalisation the candidates' scores (a
+// linked neighbour's being its share of its parent's), the links weighing
+// by their confidence both ways, edge.PageRankIterations steps with
+// damping edge.Damping from the scores themselves. A candidate without a
+// link keeps its score; a group of linked ones keeps the sum of theirs
+// and shares it out by the links, so the ranks stay on the scores' scale.
+// A candidate's rank is the greater of its score and its PageRank: a
+// belief linked to several of the found ones rises, and none falls below
+// its own score. (Plain PageRank let a found belief whose one link led to
+// a shared neighbour hand it most of its score and fall under unlinked
+// beliefs of lower score: a belief found by its words pushed down by a
+// neighbour.) It returns the candidates' ranks, in their order.
+func pageRank(cands []Candidate, links []graphEdge) []float64 {
+	n := len(cands)
+	out := make([]float64, n) // each candidate's total link weight
+	type arc struct {
+		to int
+		w  float64
+	}
+	adj := make([][]arc, n)
+	seen := map[[2]int]bool{}
+	for _, l := range links {
+		a, b := min(l.a, l.b), max(l.a, l.b)
+		if a == b || seen[[2]int{a, b}] || l.w <= 0 {
+			continue
+		}
+		seen[[2]int{a, b}] = true
+		adj[a] = append(adj[a], arc{b, l.w})
+		adj[b] = append(adj[b], arc{a, l.w})
+		out[a] += l.w
+		out[b] += l.w
+	}
+	p := make([]float64, n)
+	for i, c := range cands {
+		p[i] = max(c.Score, 0)
+	}
+	r, next := slices.Clone(p), make([]float64, n)
+	for range edge.PageRankIterations {
+		for i := range next {
+			next[i] = (1 - edge.Damping) * p[i]
+		}
+		for i, ai := range adj {
+			if out[i] == 0 {
+				next[i] += edge.Damping * r[i] // no link: it keeps what it has
+				continue
+			}
+			for _, e := range ai {
+				next[e.to] += edge.Damping * r[i] * e.w / out[i]
+			}
+		}
+		r, next = next, r
+	}
+	for i := range r {
+		r[i] = max(r[i], p[i])
+	}
+	return r
 }
 
 // SubjectBoost is the bounded boost of a memory about a subject the prompt

@@ -32,8 +32,13 @@ type Candidate struct {
 	// Before and After are the exchanges next to an episode in its
 	// session, set by Expand for the episodes about to become bites.
 	Before, After *Item
-	// Linked is the belief whose link brought this one (ExpandLinks).
-	Linked string
+	// Linked is the belief whose link brought this one (ExpandLinks), and
+	// LinkConfidence that link's confidence.
+	Linked         string
+	LinkConfidence float32
+	// Rank is the score PageRank gave it over the links ExpandLinks read
+	// (0 when it read none): the beliefs are in its order.
+	Rank float64
 }
 
 // Weights of the blend.

@@ -246,7 +246,8 @@ func CleanSessionFiles(home string, maxAge time.Duration, now time.Time) int {
 }
 
 // writeGraph writes the graph file: for each belief the recollection
-// files carry, the linked beliefs they carry too; and for each subject of
+// files carry, the linked beliefs they carry too, with each link's
+// confidence as the last decay left it; and for each subject of
 // those beliefs, the beliefs about it and the episodes that support them.
 func writeGraph(ctx context.Context, db *store.DB, home string, beliefs []store.BeliefCard) error {
 	byID := make(map[string]store.BeliefCard, len(beliefs))
@@ -267,7 +268,7 @@ func writeGraph(ctx context.Context, db *store.DB, home string, beliefs []store.
 			continue
 		}
 		lk := recall.Linked{ID: o.ID, Text: o.Statement, At: o.LastReinforced, Confidence: float32(o.Confidence()),
-			Evidence: int32(o.EvidenceCount)}
+			Evidence: int32(o.EvidenceCount), Edge: float32(l.Confidence)}
 		if o.Scope == episode.ScopeProject {
 			lk.Project, lk.ProjectPath = o.Project, o.ProjectPath
 		}

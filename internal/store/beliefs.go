@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/edge"
 	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 )
@@ -247,7 +248,8 @@ func (db *DB) Import(ctx context.Context, eps []episode.Episode, bs []belief.Bel
 }
 
 // ImportAll is Import with links between beliefs (a link whose ends are
-// not both active beliefs is not made), then the beliefs' review levels.
+// not both active beliefs is not made; one without a lifecycle, a zero
+// edge.State, is new at its At), then the beliefs' review levels.
 // A failing record's Index counts on through the links and the levels.
 func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.Belief, evs []Event, links []Link, levels ...LevelRecord) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
@@ -271,7 +273,10 @@ func (db *DB) ImportAll(ctx context.Context, eps []episode.Episode, bs []belief.
 			}
 		}
 		for i, l := range links {
-			if err := bt.Link(l.From, l.To, l.Similarity, l.At); err != nil {
+			if l.State == (edge.State{}) {
+				l.State = edge.New(l.At)
+			}
+			if _, _, err := bt.putLink(l); err != nil {
 				return &RecordError{Index: len(eps) + len(bs) + len(evs) + i, Err: err}
 			}
 		}

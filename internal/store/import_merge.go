@@ -117,23 +117,12 @@ func (t *MergeTx) HasEvent(ev Event) (bool, error) {
 // InsertEvent adds an event to the history.
 func (t *MergeTx) InsertEvent(ev Event) error { return insertEvent(t.ctx, t.tx, ev) }
 
-// Link makes the link between two active beliefs, both ways, and reports
-// whether it was new (a link whose ends are not both active beliefs is
-// not made).
-func (t *MergeTx) Link(l Link) (bool, error) {
-	var n int
-	if err := t.st.queryRow("SELECT count(*) FROM belief_links WHERE belief_id = ? AND linked_id = ?", l.From, l.To).Scan(&n); err != nil {
-		return false, err
-	}
-	if n > 0 {
-		return false, nil
-	}
-	if err := t.bt.Link(l.From, l.To, l.Similarity, l.At); err != nil {
-		return false, err
-	}
-	err := t.st.queryRow("SELECT count(*) FROM belief_links WHERE belief_id = ? AND linked_id = ?", l.From, l.To).Scan(&n)
-	return n > 0, err
-}
+// Link makes the link between two active beliefs, both ways, with its
+// confidence and last reinforcement, and reports whether it was new (a
+// link whose ends are not both active beliefs is not made). Where the
+// store links them already, the greater confidence stays (edge.Merge);
+// merged reports whether that changed the store's link.
+func (t *MergeTx) Link(l Link) (made, merged bool, err error) { return t.bt.putLink(l) }
 
 // Level returns a belief's level row, if it has one.
 func (t *MergeTx) Level(beliefID string) (LevelRecord, bool, error) {

@@ -83,6 +83,10 @@ type Stats struct {
 	Released    int   `json:"released,omitempty"`
 	Quarantined int   `json:"quarantined"`
 	Millis      int64 `json:"ms"`
+
+	// LinksDecayed counts the links between beliefs whose confidence
+	// decay lowered (package edge).
+	LinksDecayed int `json:"links_decayed"`
 }
 
 // ErrBusy means another cycle holds the lock.
@@ -212,6 +216,12 @@ func Cycle(ctx context.Context, cfg config.Config, db *store.DB, comp Components
 			return nil
 		})
 	}
+	step("link decay", func() (err error) {
+		// After consolidation has reinforced the links it observed again,
+		// before the graph file is written with their confidences.
+		st.LinksDecayed, err = db.DecayLinks(ctx, time.Now())
+		return err
+	})
 	step("recollections", func() (err error) {
 		st.Recall, err = recollect.Build(ctx, db, cfg.Home, recollect.BuildOptions{}, time.Now())
 		return err
