@@ -32,6 +32,9 @@ import (
 	"github.com/engram-memory/engram/internal/thread"
 )
 
+// expandKey is how many key memories of the trace an expansion adds.
+const expandKey = 2
+
 var fitConvs = map[string]bool{"conv-26": true, "conv-30": true, "conv-41": true}
 
 type counts struct {
@@ -40,6 +43,11 @@ type counts struct {
 	traceEpisodes, evidenceEps     int
 	boxes, episodes, traces, multi int
 	questions, spread              int // multi-hop questions with ≥2 evidence episodes; of them, in ≥2 boxes
+	// What a recall that adds, to one evidence episode found, the key
+	// memories of its trace outside its own box would bring: per (question,
+	// evidence episode), added memories and the evidence of that question
+	// among them.
+	expansions, added, addedEvidence int
 }
 
 func (c *counts) add(o counts) {
@@ -56,6 +64,9 @@ func (c *counts) add(o counts) {
 	c.multi += o.multi
 	c.questions += o.questions
 	c.spread += o.spread
+	c.expansions += o.expansions
+	c.added += o.added
+	c.addedEvidence += o.addedEvidence
 }
 
 func ratio(a, b int) float64 {
@@ -71,9 +82,9 @@ func (c counts) String() string {
 	if p+r > 0 {
 		f = 2 * p * r / (p + r)
 	}
-	return fmt.Sprintf("trace P %.3f R %.3f F1 %.3f | box P %.3f R %.3f | trace size %.1f eps | %d boxes (%.1f eps), %d traces (%d of several boxes) | spread %d/%d",
+	return fmt.Sprintf("trace P %.3f R %.3f F1 %.3f | box P %.3f R %.3f | trace size %.1f eps | %d boxes (%.1f eps), %d traces (%d of several boxes) | spread %d/%d | expansion by %d key memories: %.2f added, %.3f of them evidence",
 		p, r, f, ratio(c.boxTP, c.boxPredicted), ratio(c.boxTP, c.positive), ratio(c.traceEpisodes, c.evidenceEps),
-		c.boxes, ratio(c.episodes, c.boxes), c.traces, c.multi, c.spread, c.questions)
+		c.boxes, ratio(c.episodes, c.boxes), c.traces, c.multi, c.spread, c.questions, expandKey, ratio(c.added, c.expansions), ratio(c.addedEvidence, c.added))
 }
 
 func main() {
@@ -221,6 +232,7 @@ func measure(s locomodata.Sample, src, tmp string, p thread.Policy) (counts, err
 		return id
 	}
 	groups := map[string][]int{} // episode → questions it holds evidence of
+	var sets [][]string
 	for qi, q := range s.QA {
 		if q.Category != 1 {
 			continue
@@ -235,6 +247,7 @@ func measure(s locomodata.Sample, src, tmp string, p thread.Policy) (counts, err
 			continue
 		}
 		c.questions++
+		sets = append(sets, set)
 		boxes := map[string]bool{}
 		for _, id := range set {
 			groups[id] = append(groups[id], qi)
@@ -242,6 +255,33 @@ func measure(s locomodata.Sample, src, tmp string, p thread.Policy) (counts, err
 		}
 		if len(boxes) > 1 {
 			c.spread++
+		}
+	}
+	// The key memories of each trace outside each of its boxes.
+	byID := map[string]episode.Episode{}
+	members := map[string][]episode.Episode{} // trace → episodes in time order
+	for _, e := range eps {
+		byID[e.ID] = e
+		if tr := traceOf[e.ID]; tr != "" {
+			members[tr] = append(members[tr], e)
+		}
+	}
+	for _, set := range sets {
+		for _, id := range set {
+			var others []episode.Episode
+			for _, m := range members[traceOf[id]] {
+				if boxOf[m.ID] != boxOf[id] {
+					others = append(others, m)
+				}
+			}
+			key := thread.Key(others, expandKey)
+			c.expansions++
+			c.added += len(key)
+			for _, k := range key {
+				if slices.Contains(set, k.ID) {
+					c.addedEvidence++
+				}
+			}
 		}
 	}
 	var u []string

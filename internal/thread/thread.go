@@ -132,6 +132,7 @@ func BuildWith(ctx context.Context, db *store.DB, home string, now time.Time, p 
 		opens[b.ProjectPath] = &open{box: b, eps: eps}
 	}
 	late := map[string]*open{}
+	sealed := sealedCache{}
 	eps, err := db.UnboxedEpisodes(ctx, batch)
 	if err != nil {
 		return st, err
@@ -147,7 +148,7 @@ func BuildWith(ctx context.Context, db *store.DB, home string, now time.Time, p 
 		o := set[e.ProjectPath]
 		if o != nil {
 			if why := p.SealReason(o.box, o.eps, e); why != "" {
-				if err := p.seal(ctx, db, home, o, why, p.sealTime(o.box, e, why), &st); err != nil {
+				if err := p.seal(ctx, db, home, o, why, p.sealTime(o.box, e, why), &st, sealed); err != nil {
 					return st, err
 				}
 				o = nil
@@ -166,7 +167,7 @@ func BuildWith(ctx context.Context, db *store.DB, home string, now time.Time, p 
 	}
 	for _, path := range sortedKeys(late) {
 		o := late[path]
-		if err := p.seal(ctx, db, home, o, "late", o.box.LastAt, &st); err != nil {
+		if err := p.seal(ctx, db, home, o, "late", o.box.LastAt, &st, sealed); err != nil {
 			return st, err
 		}
 	}
@@ -176,7 +177,7 @@ func BuildWith(ctx context.Context, db *store.DB, home string, now time.Time, p 
 			continue
 		}
 		if now.Sub(o.box.LastAt) > p.TimeGap {
-			if err := p.seal(ctx, db, home, o, "idle", o.box.LastAt.Add(p.TimeGap), &st); err != nil {
+			if err := p.seal(ctx, db, home, o, "idle", o.box.LastAt.Add(p.TimeGap), &st, sealed); err != nil {
 				return st, err
 			}
 			continue
@@ -256,12 +257,12 @@ func BoxOverlap(a, b store.Box) float64 {
 
 // seal seals o at t for reason why, weaves it into a trace, saves it and
 // writes its file.
-func (p Policy) seal(ctx context.Context, db *store.DB, home string, o *open, why string, t time.Time, st *Stats) error {
+func (p Policy) seal(ctx context.Context, db *store.DB, home string, o *open, why string, t time.Time, st *Stats, sealed sealedCache) error {
 	o.box.SealedAt, o.box.SealReason = t, why
 	if t.Before(o.box.LastAt) {
 		o.box.SealedAt = o.box.LastAt
 	}
-	earlier, err := db.SealedBoxes(ctx, o.box.ProjectPath, weaveWindow)
+	earlier, err := sealed.get(ctx, db, o.box.ProjectPath)
 	if err != nil {
 		return err
 	}
@@ -278,10 +279,47 @@ func (p Policy) seal(ctx context.Context, db *store.DB, home string, o *open, wh
 	}
 	o.added = nil
 	st.Sealed++
+	sealed.add(o.box)
 	if home != "" {
 		return WriteFile(home, o.box, o.eps)
 	}
 	return nil
+}
+
+// sealedCache holds, per project, the latest sealed boxes a box sealing
+// is woven against (weaveWindow of them, in the store's order: the latest
+// sealed first, then by id), read from the store once a build.
+type sealedCache map[string][]store.Box
+
+func (c sealedCache) get(ctx context.Context, db *store.DB, projectPath string) ([]store.Box, error) {
+	if bs, ok := c[projectPath]; ok {
+		return bs, nil
+	}
+	bs, err := db.SealedBoxes(ctx, projectPath, weaveWindow)
+	if err != nil {
+		return nil, err
+	}
+	c[projectPath] = bs
+	return bs, nil
+}
+
+// add puts a box just sealed (and saved) in its place.
+func (c sealedCache) add(b store.Box) {
+	bs, ok := c[b.ProjectPath]
+	if !ok {
+		return // read from the store, with b, when first needed
+	}
+	i := slices.IndexFunc(bs, func(x store.Box) bool {
+		return x.SealedAt.Before(b.SealedAt) || x.SealedAt.Equal(b.SealedAt) && x.ID > b.ID
+	})
+	if i < 0 {
+		i = len(bs)
+	}
+	bs = slices.Insert(bs, i, b)
+	if len(bs) > weaveWindow {
+		bs = bs[:weaveWindow]
+	}
+	c[b.ProjectPath] = bs
 }
 
 // Weave returns the trace box b joins: that of the earlier sealed box

@@ -358,3 +358,33 @@ func TestWeaveCentred(t *testing.T) {
 		t.Fatalf("centred, like a: got %q", tr)
 	}
 }
+
+// TestIncrementalIsRebuild: episodes boxed over several runs, as they
+// come, make the boxes and traces one run over all of them makes.
+func TestIncrementalIsRebuild(t *testing.T) {
+	var eps []episode.Episode
+	for i := range 40 {
+		// topics come back: angle by i mod 4, a pause every 7th
+		eps = append(eps, ep(float64(i*10+(i/7)*60), vec(float64(i%4)*0.9+float64(i%3)*0.05), fmt.Sprintf("t%d", i%4)))
+	}
+	a, homeA := openDB(t)
+	for i := 0; i < len(eps); i += 9 {
+		add(t, a, eps[i:min(i+9, len(eps))]...)
+		build(t, a, homeA, eps[min(i+9, len(eps))-1].OccurredAt)
+	}
+	build(t, a, homeA, t0.Add(100*time.Hour))
+	b, homeB := openDB(t)
+	add(t, b, eps...)
+	build(t, b, homeB, t0.Add(100*time.Hour))
+	got, want := boxes(t, a), boxes(t, b)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("incremental:\n%+v\nrebuild:\n%+v", got, want)
+	}
+	traces := map[string]bool{}
+	for _, x := range want {
+		traces[x.TraceID] = true
+	}
+	if len(want) < 8 || len(traces) >= len(want) {
+		t.Fatalf("the case should make several boxes woven into fewer traces: %d boxes, %d traces", len(want), len(traces))
+	}
+}
