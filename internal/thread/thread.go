@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/embed"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/lexicon"
 	"github.com/engram-memory/engram/internal/store"
@@ -551,18 +552,7 @@ func Terms(eps []episode.Episode, max int) []string {
 	return order
 }
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
+func cosine(a, b []float32) float64 { return float64(embed.Cosine(a, b)) }
 
 // boxID names the box a project's episode e opens: the same episode
 // always opens the same box.
