@@ -95,10 +95,14 @@ type claim struct {
 // claimOf reduces a signal; ok is false for signals no belief can use.
 func claimOf(s episode.Signal) (claim, bool) {
 	subj := headTerm(normTerm(s.Subject))
-	if subj == "" || dangling(subj) || speakerWords(subj) || lexicon.NotAThing(asWritten(s.Text, s.Subject)) != "" || lexicon.NotAThing(asWritten(s.Text, subj)) != "" {
+	if subj == "" || dangling(subj) || lexicon.NotAThing(asWritten(s.Text, s.Subject)) != "" || lexicon.NotAThing(asWritten(s.Text, subj)) != "" {
 		// Not a thing a lasting belief can be about: "User prefers is.",
 		// "User prefers Option 2." (a one-off choice), "User avoids fix
-		// anything.".
+		// anything.". A subject that names the speakers is one ("don't
+		// recap what you changed", "never start the dev server yourself",
+		// "don't remove my comments"): refusing those dropped 13 right
+		// claims and 8 wrong ones on the speech corpus's train split (8
+		// and 3 on validation).
 		return claim{}, false
 	}
 	pol := 1
@@ -212,10 +216,13 @@ func participle(w string) bool {
 }
 
 // dangling reports a subject or value that ends where its phrase cannot:
-// on a participle or a preposition that lost its complement ("clothing
-// made", "story points per"), or on a pronoun whose referent was in the
-// conversation ("learning with them"). No belief is made of it: a fragment
-// would read as a claim the user never made.
+// on a preposition that lost its complement ("story points per"), or on a
+// pronoun whose referent was in the conversation ("learning with them",
+// "stash it"). No belief is made of it: a fragment would read as a claim
+// the user never made. A subject ending on a participle ("clothing made")
+// is not refused any more: on the speech corpus that refusal dropped 17
+// right claims and 7 wrong ones (train; 4 and 3 on validation), since a
+// participle ends many a rule ("tests table driven", "anything generated").
 func dangling(subj string) bool {
 	w := lastWord(subj)
 	switch w {
@@ -226,9 +233,7 @@ func dangling(subj string) bool {
 		"them", "it", "him", "her", "this", "that", "these", "those", "there":
 		return true
 	}
-	// A participle ends a subject cut off ("clothing made"), unless it
-	// ends a relative clause ("games that are sports-related").
-	return participle(w) && strings.Contains(subj, " ") && !relativeSubject(subj)
+	return false
 }
 
 // relativeSubject reports a subject that holds a relative clause.

@@ -33,12 +33,15 @@ func TestRelativeClauseEndingOnParticipleMakesAClaim(t *testing.T) {
 }
 
 func TestDanglingSubjectMakesNoClaim(t *testing.T) {
-	for _, subj := range []string{"clothing made", "42 story points per", "wear clothing made", "food based", "pictures of"} {
+	for _, subj := range []string{"42 story points per", "pictures of", "stash it", "chase those"} {
 		if c, ok := claimOf(episode.Signal{Kind: episode.SignalAvoid, Subject: subj, Polarity: -1}); ok {
 			t.Errorf("claimOf(%q)=%+v: a fragment made a claim", subj, c)
 		}
 	}
-	for _, subj := range []string{"go vet before committing", "table-driven test", "clothing made from wool", "feature flag", "red"} {
+	// A participle ends many a rule: not a fragment (measured on the
+	// speech corpus, see dangling).
+	for _, subj := range []string{"go vet before committing", "table-driven test", "clothing made from wool", "feature flag", "red",
+		"tests table driven", "anything generated", "clothing made"} {
 		if _, ok := claimOf(episode.Signal{Kind: episode.SignalPreference, Subject: subj, Polarity: 1}); !ok {
 			t.Errorf("claimOf(%q): no claim", subj)
 		}
@@ -57,13 +60,19 @@ func TestDanglingFactValueMakesNoClaim(t *testing.T) {
 }
 
 func TestSpeakerWordsMakeNoClaim(t *testing.T) {
+	// A fact's value in the speakers' words is no value.
 	for _, sig := range []episode.Signal{
-		{Kind: episode.SignalPreference, Subject: "take care of yourself", Polarity: 1},
-		{Kind: episode.SignalPreference, Subject: "embrace my womanhood", Polarity: 1},
 		{Kind: episode.SignalFact, Subject: "user", Object: "is proud of how far i've come", Polarity: 1},
 	} {
 		if c, ok := claimOf(sig); ok {
-			t.Errorf("claimOf(%+v)=%+v: a first- or second-person phrase made a claim", sig, c)
+			t.Errorf("claimOf(%+v)=%+v: a first- or second-person value made a claim", sig, c)
+		}
+	}
+	// A rule about how the assistant works with the user names them both,
+	// and is a claim (measured on the speech corpus, see claimOf).
+	for _, subj := range []string{"start the dev server yourself", "remove my comment", "recap what you changed"} {
+		if _, ok := claimOf(episode.Signal{Kind: episode.SignalAvoid, Subject: subj, Polarity: -1}); !ok {
+			t.Errorf("claimOf(%q): no claim", subj)
 		}
 	}
 	if _, ok := claimOf(episode.Signal{Kind: episode.SignalFact, Subject: "user", Object: "is learning german", Polarity: 1}); !ok {
