@@ -132,7 +132,10 @@ func (db *DB) DecayLinks(ctx context.Context, now time.Time) (int, error) {
 			from, to string
 			conf     float64
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT belief_id, linked_id, confidence, reinforced_confidence, reinforced_at FROM belief_links")
+		// A link still in its grace period keeps the confidence its last
+		// reinforcement gave it: only the older ones are read.
+		rows, err := tx.QueryContext(ctx, "SELECT belief_id, linked_id, confidence, reinforced_confidence, reinforced_at FROM belief_links WHERE reinforced_at <= ?",
+			ms(now.Add(-edge.Grace)))
 		if err != nil {
 			return err
 		}

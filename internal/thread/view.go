@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/engram-memory/engram/internal/lexicon"
 	"github.com/engram-memory/engram/internal/store"
@@ -17,17 +16,16 @@ import (
 
 // Trace is one thread of work: its boxes in time order.
 type Trace struct {
-	ID          string     `json:"id"`
-	Label       string     `json:"label"`
-	Project     string     `json:"project"`
-	ProjectPath string     `json:"project_path"`
-	First       time.Time  `json:"first"`
-	Last        time.Time  `json:"last"`
-	Sessions    int        `json:"sessions"`
-	Boxes       []BoxView  `json:"boxes"`
-	Terms       []string   `json:"terms"`
-	Memories    int        `json:"memories"`
-	Open        *store.Box `json:"-"`
+	ID          string    `json:"id"`
+	Label       string    `json:"label"`
+	Project     string    `json:"project"`
+	ProjectPath string    `json:"project_path"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	Sessions    int       `json:"sessions"`
+	Boxes       []BoxView `json:"boxes"`
+	Terms       []string  `json:"terms"`
+	Memories    int       `json:"memories"`
 }
 
 // BoxView is a box of a trace with its key memories.
@@ -85,11 +83,10 @@ func Traces(ctx context.Context, db *store.DB, projectPath string) ([]Trace, err
 		t.Label = Label(t.Terms)
 		out = append(out, *t)
 	}
+	single := func(t Trace) bool { return len(t.Boxes) == 1 }
 	slices.SortStableFunc(out, func(a, b Trace) int {
-		if c := cmp.Compare(len(b.Boxes), len(a.Boxes)); c != 0 && (len(a.Boxes) == 1 || len(b.Boxes) == 1) {
-			return c // threads of several boxes first
-		}
-		return b.Last.Compare(a.Last)
+		// threads of several boxes first, then the latest active first
+		return cmp.Or(compareBool(single(a), single(b)), b.Last.Compare(a.Last))
 	})
 	return out, nil
 }
@@ -193,10 +190,7 @@ func find(ctx context.Context, db *store.DB, query, projectPath string) (Trace, 
 // quoted, joined by OR.
 func topicQuery(q string) string {
 	var words []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' && r != '.'
-	}) {
-		w = strings.Trim(w, "-_.")
+	for _, w := range lexicon.Words(strings.ToLower(q)) {
 		if len(w) < 2 || lexicon.IsFunctionWord(w) {
 			continue
 		}
@@ -323,6 +317,17 @@ func WriteTimeline(w io.Writer, t Trace) {
 			fmt.Fprintf(w, "    %s %s  %s\n", k.At.Local().Format("01-02 15:04"), k.ID, k.Summary)
 		}
 	}
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func minTime(a, b time.Time) time.Time {
