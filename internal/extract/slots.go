@@ -109,7 +109,7 @@ var (
 // is that match's primary.
 func emit(m *match, toks []token, text string, please bool, adopt *primary) []episode.Signal {
 	switch patterns[m.p].emit {
-	case emitPref, emitAvoid, emitNoX, emitDont, emitNever, emitUse:
+	case emitPref, emitAvoid, emitDont, emitNever:
 	default:
 		return emitSlot(m, toks, text, please, adopt, false)
 	}
@@ -283,19 +283,10 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		m.prim = primary{subject: s.Subject, object: s.Object, polarity: s.Polarity, ok: true}
 	}
 	switch p.emit {
-	case emitPref, emitAvoid, emitNoX:
+	case emitPref, emitAvoid:
 		pol := 1
 		if p.emit != emitPref {
 			pol = -1
-		}
-		if p.emit == emitNoX {
-			first := toks[m.start+1].w
-			if first != "more" && !please && !hasProjectMarker(toks) && !hasGlobalMarker(toks) {
-				return nil
-			}
-			if noNotAvoid[toks[x[0]].w] {
-				return nil
-			}
 		}
 		if p.emit == emitPref && toks[m.start].w == "always" && !verbAfterAlways(toks, x) {
 			return nil
@@ -370,18 +361,15 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		if !ok {
 			return nil
 		}
-		a, ok := pref(episode.SignalAvoid, -1, y, true)
-		if ok && s.Object == "" {
+		// What it is preferred to is no avoidance: "composition over
+		// inheritance" says which to pick, not that inheritance is never
+		// used (of the speech corpus's comparatives none is labelled an
+		// avoidance of the other side).
+		if a, ok := pref(episode.SignalAvoid, -1, y, true); ok && s.Object == "" {
 			s.Object = a.Object // "Go over Python for CLIs"
-		}
-		if ok && a.Object == "" {
-			a.Object = s.Object // "zap for logging, not fmt.Printf"
 		}
 		out = append(out, s)
 		setPrim(s)
-		if ok {
-			out = append(out, a)
-		}
 	case emitDont, emitNever:
 		if x[1] <= x[0] || !rel && restricted(toks, x) {
 			return nil
@@ -458,50 +446,19 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 			out = append(out, s)
 			setPrim(s)
 		}
-	case emitInsteadBare:
-		// "pnpm instead of npm", "rebase rather than merge", "tabs, not
-		// spaces": the whole clause is the choice, in a few words, of
-		// no particular thing ("fix the bug instead of …" is a task).
-		if x[1]-x[0] > 3 || y[1]-y[0] > 4 || !onlyScopeAfter(toks, y[1]) ||
-			toks[x[1]].w == "not" && !toks[x[1]-1].sep {
-			return nil
-		}
-		for _, r := range [][2]int{x, y} {
-			for k := r[0]; k < r[1]; k++ {
-				if w := toks[k].w; specific[w] || finiteVerbs[w] || negators[w] || clauseSubjects[w] || w == "`" {
-					return nil
-				}
-			}
-		}
-		fallthrough
-	case emitInstead, emitInsteadRev:
-		want, not := x, y
-		if p.emit == emitInsteadRev {
-			want, not = y, x
-		}
-		ws, wo := normSlot(span(want), true)
-		ns, _ := normSlot(span(not), false)
-		if ws == "" || ns == "" || ws == ns || placeWord(ws) && p.emit != emitInsteadBare {
+	case emitInsteadRev:
+		ws, wo := normSlot(span(y), true)
+		ns, _ := normSlot(span(x), false)
+		if ws == "" || ns == "" || ws == ns || placeWord(ws) {
 			return nil
 		}
 		out = append(out,
 			episode.Signal{Kind: episode.SignalPreference, Subject: ws, Object: wo, Polarity: 1},
 			episode.Signal{Kind: episode.SignalAvoid, Subject: ns, Polarity: -1})
 		m.prim = primary{subject: ws, object: wo, polarity: 1, ok: true}
-	case emitUse:
-		if w := toks[x[0]].w; x[1]-x[0] > 5 || specific[w] || w == "a" || w == "an" || w == "to" || w == "you" ||
-			w == "us" || w == "more" || w == "help" {
-			return nil
-		}
-		s, ok := pref(episode.SignalPreference, 1, x, true)
-		if !ok {
-			return nil
-		}
-		out = append(out, s)
-		setPrim(s)
-	case emitOnly, emitPlease:
-		// The slot opens the clause and is a noun phrase: "pnpm only in
-		// this repo", "table-driven tests please".
+	case emitPlease:
+		// The slot opens the clause and is a noun phrase: "table-driven
+		// tests please".
 		if x[1]-x[0] > 4 || !onlyScopeAfter(toks, m.end) {
 			return nil
 		}
@@ -511,8 +468,8 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 				return nil
 			}
 		}
-		if taskVerbs[toks[x[0]].w] {
-			return nil
+		if taskVerbs[toks[x[0]].w] || adverbs[toks[x[0]].w] {
+			return nil // a task, or a rule ("always use X please")
 		}
 		s, ok := pref(episode.SignalPreference, 1, x, false)
 		if !ok {
@@ -583,11 +540,8 @@ func emitSlot(m *match, toks []token, text string, please bool, adopt *primary, 
 		s := episode.Signal{Kind: episode.SignalFact, Subject: name, Object: val, Polarity: 1}
 		out = append(out, s)
 		setPrim(s)
-	case emitSwitch, emitSwitchIns:
+	case emitSwitch:
 		from, to := x, y
-		if p.emit == emitSwitchIns {
-			from, to = y, x
-		}
 		if particles[toks[from[0]].w] || to[1] > to[0] && particles[toks[to[0]].w] {
 			return nil // "I dropped off the cookies": a phrasal verb, no switch
 		}
