@@ -423,8 +423,8 @@ type choice struct {
 // within tieF and fewer claims. Within tieF and as many claims the earlier
 // candidate stays: each search starts from the default setting, and a
 // difference of a belief or two in F-beta is not a reason to leave it (a
-// scope threshold moved from 0.3 to 1, making every rule's claim keep the
-// rules' scope, on a gain of 0.002).
+// scope threshold moved from 0.3 to 1 on such a near-tie, making every rule's
+// claim keep the rules' scope).
 func (c choice) better(best choice) bool {
 	switch {
 	case c.f > best.f+tieF:
