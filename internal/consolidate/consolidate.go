@@ -438,6 +438,9 @@ type cycle struct {
 	blame []blamed
 	// superseded are the episodes a correction of this batch supersedes.
 	superseded map[string]store.LifecycleChange
+	// olds caches oldValuesOf by episode id: its store lookups are made
+	// once a batch.
+	olds map[string][]string
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {

@@ -279,7 +279,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	if len(claims) == 0 {
 		return false
 	}
-	olds := oldValues(e)
+	olds := s.oldValuesOf(ctx, e)
 	t := when(e)
 	// orphans are the beliefs a turning away retired without a belief of
 	// its own; the new value's belief is their child.
@@ -673,7 +673,7 @@ func (s *cycle) supersedeLate(ctx context.Context, eps []store.SeqEpisode) {
 	}
 	for i := range corr {
 		c := &corr[i]
-		olds := oldValues(c)
+		olds := s.oldValuesOf(ctx, c)
 		if len(olds) == 0 {
 			continue
 		}

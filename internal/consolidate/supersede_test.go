@@ -129,3 +129,36 @@ func TestCorrectionKeepsTheSlotsScope(t *testing.T) {
 	w.expect("In project tools, dev server is 8080.", "revised", 4, 4)
 	w.expect("In project tools, dev server is 3000 now.", "active", 4, 1)
 }
+
+// TestCorrectionOldValueFromMemory: a correction whose reading gives as
+// the old side no named thing of the message ("the inventory tables are in
+// Postgres now" retires "inventory table") retires the named thing of the
+// message that the project's earlier memories name (Mongo), and nothing
+// else; an old side that holds one named thing among other words ("paying
+// for launchdarkly") retires that thing; a change whose old side names two things ("the Papertrail add-on
+// on Heroku") retires neither by this reading.
+func TestCorrectionOldValueFromMemory(t *testing.T) {
+	w := newStatedWorld(t)
+	mongo := "the inventory data sits in MongoDB, one collection per warehouse"
+	count := "write a script that counts items per warehouse, it's all in Mongo"
+	port := "the service listens on port 8081"
+	heroku := "the bot is hosted on Heroku, and it's written with discord.py"
+	flags := "feature flags are in LaunchDarkly. product analytics go to Amplitude"
+	w.day(0, mongo, count, port, heroku, flags)
+	moved := "we finally got off Mongo! the inventory tables are in Postgres now, schema in db/schema.sql"
+	addon := "we dropped the Papertrail add-on on Heroku, logs just go to stdout now"
+	unleash := "we're no longer paying for LaunchDarkly, flags are in Unleash now, self-hosted"
+	w.day(1, moved, addon, unleash)
+
+	got := w.lifecycles()
+	for _, text := range []string{mongo, count, flags} {
+		if got[text] != episode.LifecycleSuperseded {
+			t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
+		}
+	}
+	for _, text := range []string{port, heroku, moved, addon, unleash} {
+		if got[text] != "" {
+			t.Errorf("%q: lifecycle %q, want live", text, got[text])
+		}
+	}
+}

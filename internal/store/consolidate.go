@@ -61,9 +61,22 @@ func (db *DB) EpisodesWithSeq(ctx context.Context, ids []string) ([]SeqEpisode, 
 // before a time whose summary or context holds term (case aside; the
 // caller checks word bounds), newest first.
 func (db *DB) EpisodesMentioning(ctx context.Context, projectPath, term string, before time.Time, limit int) ([]episode.Episode, error) {
+	return db.episodesHolding(ctx, "episodes mentioning a value", "lifecycle = '' AND ", projectPath, term, before, limit)
+}
+
+// EpisodesNaming is EpisodesMentioning whatever the episodes' lifecycle:
+// one a correction superseded, archived or expired still says what was
+// there.
+func (db *DB) EpisodesNaming(ctx context.Context, projectPath, term string, before time.Time, limit int) ([]episode.Episode, error) {
+	return db.episodesHolding(ctx, "episodes naming a value", "", projectPath, term, before, limit)
+}
+
+// episodesHolding is the query of EpisodesMentioning and EpisodesNaming;
+// cond (a constant) narrows it.
+func (db *DB) episodesHolding(ctx context.Context, what, cond, projectPath, term string, before time.Time, limit int) ([]episode.Episode, error) {
 	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(term) + "%"
-	return db.queryEpisodes(ctx, "episodes mentioning a value", "SELECT "+episodeCols+` FROM episodes
-		WHERE project_path = ? AND lifecycle = '' AND occurred_at < ? AND (summary LIKE ? ESCAPE '\' OR context LIKE ? ESCAPE '\')
+	return db.queryEpisodes(ctx, what, "SELECT "+episodeCols+` FROM episodes
+		WHERE `+cond+`project_path = ? AND occurred_at < ? AND (summary LIKE ? ESCAPE '\' OR context LIKE ? ESCAPE '\')
 		ORDER BY occurred_at DESC LIMIT ?`, projectPath, ms(before), like, like, limit)
 }
 
