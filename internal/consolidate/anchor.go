@@ -16,24 +16,26 @@ import (
 // now" reads as installing Postgres and retiring "inventory table" (the
 // slot, not its value), and "we've migrated away from Jenkins. pipelines
 // are GitHub Actions now" as retiring "pipeline". What the user moved away
-// from is then the named thing of their message that the project's earlier
-// memories name and the correction does not install: Mongo, Jenkins. The
+// from is then the named thing of the change's sentences (the
+// correction's, and the one before it) that the project's earlier memories
+// name and the correction does not install: Mongo, Jenkins. The
 // store is asked, not a list of phrasings, so the same holds for any
 // wording the reading catches as a correction at all.
 //
-// It applies only where the reading gives the old side as no named thing
-// of the exchange (or gives none): an old side the reading found among the
-// exchange's named things ("we dropped the Papertrail add-on on Heroku":
-// "papertrail add", which names Papertrail) is kept, so that a correction of one thing does not retire
-// another the message names in passing. And it applies only when one named
-// thing qualifies: with two, which one was left is not known.
+// It applies only where no old side the reading gives is what the
+// project's memory names: an old side it names is what was left; one that
+// holds a named thing among other words ("paying for launchdarkly") is
+// narrowed to it; one that holds two ("we dropped the Papertrail add-on on
+// Heroku": "papertrail add on on heroku") is kept as read, so that a change
+// of one thing does not retire another the message names in passing. And
+// it applies only when one named thing qualifies: with two, which one was
+// left is not known.
 
 // anchorLookups bounds the store lookups of one episode's anchoring.
 const anchorLookups = 12
 
 // oldValuesOf is oldValues(e), completed from the project's earlier
-// memories when the reading names no old value among e's named things
-// (see above).
+// memories (see above).
 func (s *cycle) oldValuesOf(ctx context.Context, e *episode.Episode) []string {
 	if o, ok := s.olds[e.ID]; ok {
 		return o
@@ -52,55 +54,59 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 	if e.ProjectPath == "" || !correcting(e) {
 		return olds
 	}
-	if slices.ContainsFunc(olds, func(o string) bool { return namedThing(e, o) }) {
-		// The reading's old side holds a named thing. Where its other
-		// words keep it from matching what the memory says ("paying for
-		// launchdarkly"), the named thing alone is what was left, when it
-		// is the one named thing there ("papertrail add on on heroku"
-		// names two: which one was left is not known).
-		for _, o := range slices.Clone(olds) {
-			var in []string
-			for _, ent := range e.Entities {
-				name := strings.ToLower(strings.TrimSpace(ent))
-				if name != "" && lexicon.NoContent(name) == "" && mentions(o, name) && !slices.Contains(in, name) {
-					in = append(in, name)
-				}
-			}
-			if len(in) != 1 || sameName(in[0], o) || slices.ContainsFunc(olds, func(x string) bool { return sameName(x, in[0]) }) {
-				continue
-			}
-			if !s.namedBefore(ctx, e, o) && s.namedBefore(ctx, e, in[0]) {
+	// An old side the project's memory names is what was left. One that
+	// holds one named thing among other words ("paying for launchdarkly")
+	// is narrowed to it when only the thing is named before. One that holds
+	// two ("papertrail add on on heroku") is left as read: which one was
+	// left is not known. Otherwise (a slot noun, "inventory table"; a path
+	// the memory never named, "db/schema.sql") the old value is looked
+	// for below.
+	found, ambiguous := false, false
+	for _, o := range slices.Clone(olds) {
+		if s.namedBefore(ctx, e, o) {
+			found = true
+			continue
+		}
+		in := namedIn(e, o)
+		switch {
+		case len(in) >= 2:
+			ambiguous = true
+		case len(in) == 1 && !sameName(in[0], o) && s.namedBefore(ctx, e, in[0]):
+			found = true
+			if !slices.ContainsFunc(olds, func(x string) bool { return sameName(x, in[0]) }) {
 				olds = append(olds, in[0])
 			}
 		}
+	}
+	if found || ambiguous {
 		return olds
 	}
-	text := userText(e)
+	text := changeText(e)
 	installs := installedTerms(e, olds)
-	var found string
+	var name string
 	lookups := 0
 	for _, ent := range e.Entities {
-		name := strings.ToLower(strings.TrimSpace(ent))
-		if name == "" || lexicon.NoContent(name) != "" || strings.Contains(name, "/") || !mentions(text, ent) ||
-			slices.ContainsFunc(installs, func(t string) bool { return sameName(t, name) || mentions(t, name) }) {
+		n := strings.ToLower(strings.TrimSpace(ent))
+		if n == "" || lexicon.NoContent(n) != "" || strings.Contains(n, "/") || !mentions(text, ent) ||
+			slices.ContainsFunc(installs, func(t string) bool { return sameName(t, n) || mentions(t, n) }) {
 			continue
 		}
 		if lookups >= anchorLookups {
 			break
 		}
 		lookups++
-		if !s.namedBefore(ctx, e, name) {
+		if !s.namedBefore(ctx, e, n) {
 			continue
 		}
-		if found != "" && !sameName(found, name) {
+		if name != "" && !sameName(name, n) {
 			return olds // two candidates: which one was left is not known
 		}
-		found = name
+		name = n
 	}
-	if found == "" || slices.ContainsFunc(olds, func(o string) bool { return sameName(o, found) }) {
+	if name == "" || slices.ContainsFunc(olds, func(o string) bool { return sameName(o, name) }) {
 		return olds
 	}
-	return append(olds, found)
+	return append(olds, name)
 }
 
 // correcting reports whether e states a correction or a switch.
@@ -110,14 +116,18 @@ func correcting(e *episode.Episode) bool {
 	})
 }
 
-// namedThing reports whether value holds one of e's named things (its
-// entities, in any of a name's spellings), as itself or as a word of it:
-// "papertrail add" names Papertrail.
-func namedThing(e *episode.Episode, value string) bool {
-	return slices.ContainsFunc(e.Entities, func(ent string) bool {
-		ent = strings.ToLower(ent)
-		return sameName(ent, value) || mentions(value, ent)
-	})
+// namedIn returns e's named things (its entities, lower case) that value
+// holds as words: "papertrail add on on heroku" holds papertrail and
+// heroku, "db/schema.sql" itself.
+func namedIn(e *episode.Episode, value string) []string {
+	var out []string
+	for _, ent := range e.Entities {
+		n := strings.ToLower(strings.TrimSpace(ent))
+		if n != "" && lexicon.NoContent(n) == "" && (sameName(n, value) || mentions(value, n)) && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // sameName reports whether a and b (lower case) are one name: equal, or
@@ -155,6 +165,46 @@ func installedTerms(e *episode.Episode, olds []string) []string {
 	return out
 }
 
+// changeText is what of the user's message says the change: each
+// sentence of a stated correction or switch, and the sentence before it
+// ("we finally got off Mongo! the inventory tables are in Postgres now").
+// A name elsewhere in the message (a person thanked, a file to edit) is
+// no value the change moves away from.
+func changeText(e *episode.Episode) string {
+	user := userText(e)
+	var b strings.Builder
+	for _, sg := range e.Signals {
+		if !sg.Stated || (sg.Kind != episode.SignalSwitch && sg.Kind != episode.SignalCorrection) || sg.Text == "" {
+			continue
+		}
+		i := strings.Index(user, sg.Text)
+		if i < 0 {
+			b.WriteString(sg.Text + "\n")
+			continue
+		}
+		start := sentenceStart(user, i)
+		if start > 0 {
+			start = sentenceStart(user, start-1)
+		}
+		b.WriteString(user[start:i+len(sg.Text)] + "\n")
+	}
+	return b.String()
+}
+
+// sentenceStart is where the sentence of text that holds byte i starts:
+// after the last ". ", "! " or "? " (or line break) before i.
+func sentenceStart(text string, i int) int {
+	for j := i - 1; j > 0; j-- {
+		if (text[j] == ' ' || text[j] == '\n') && strings.ContainsRune(".!?\n", rune(text[j-1])) {
+			return j + 1
+		}
+		if text[j] == '\n' {
+			return j + 1
+		}
+	}
+	return 0
+}
+
 // userText is the user's message of e: the first part of its context
 // ("User: …"), up to what the assistant or a tool says; the signals'
 // sentences when the context is not of that form.
@@ -180,6 +230,12 @@ func userText(e *episode.Episode) string {
 // names name as a whole word, whatever that episode's lifecycle (one a
 // correction superseded still says what was there).
 func (s *cycle) namedBefore(ctx context.Context, e *episode.Episode, name string) bool {
+	return s.before(ctx, e, name, func(o episode.Episode, n string) bool { return mentions(o.Summary+"\n"+o.Context, n) })
+}
+
+// before reports whether an episode of e's project said before it, in any
+// lifecycle, holds a spelling of name by the test holds.
+func (s *cycle) before(ctx context.Context, e *episode.Episode, name string, holds func(episode.Episode, string) bool) bool {
 	for _, n := range nameForms(name) {
 		eps, err := s.c.DB.EpisodesNaming(ctx, e.ProjectPath, n, when(e), 20)
 		if err != nil {
@@ -187,7 +243,7 @@ func (s *cycle) namedBefore(ctx context.Context, e *episode.Episode, name string
 			return false
 		}
 		for _, o := range eps {
-			if o.ID != e.ID && mentions(o.Summary+"\n"+o.Context, n) {
+			if o.ID != e.ID && holds(o, n) {
 				return true
 			}
 		}

@@ -133,8 +133,8 @@ func TestCorrectionKeepsTheSlotsScope(t *testing.T) {
 // TestCorrectionOldValueFromMemory: a correction whose reading gives as
 // the old side no named thing of the message ("the inventory tables are in
 // Postgres now" retires "inventory table") retires the named thing of the
-// message that the project's earlier memories name (Mongo), and nothing
-// else; an old side that holds one named thing among other words ("paying
+// change's sentences that the project's earlier memories name (Mongo), and
+// nothing else; an old side that holds one named thing among other words ("paying
 // for launchdarkly") retires that thing; a change whose old side names two things ("the Papertrail add-on
 // on Heroku") retires neither by this reading.
 func TestCorrectionOldValueFromMemory(t *testing.T) {
@@ -144,8 +144,11 @@ func TestCorrectionOldValueFromMemory(t *testing.T) {
 	port := "the service listens on port 8081"
 	heroku := "the bot is hosted on Heroku, and it's written with discord.py"
 	flags := "feature flags are in LaunchDarkly. product analytics go to Amplitude"
-	w.day(0, mongo, count, port, heroku, flags)
-	moved := "we finally got off Mongo! the inventory tables are in Postgres now, schema in db/schema.sql"
+	dana := "Dana set up the staging box, ask Dana for access"
+	w.day(0, mongo, count, port, heroku, flags, dana)
+	// A name said beyond the change and the sentence before it (a person
+	// thanked) is no candidate.
+	moved := "thanks Dana, that helped a lot. we finally got off Mongo! the inventory tables are in Postgres now, schema in db/schema.sql"
 	addon := "we dropped the Papertrail add-on on Heroku, logs just go to stdout now"
 	unleash := "we're no longer paying for LaunchDarkly, flags are in Unleash now, self-hosted"
 	w.day(1, moved, addon, unleash)
@@ -156,7 +159,7 @@ func TestCorrectionOldValueFromMemory(t *testing.T) {
 			t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
 		}
 	}
-	for _, text := range []string{port, heroku, moved, addon, unleash} {
+	for _, text := range []string{port, heroku, dana, moved, addon, unleash} {
 		if got[text] != "" {
 			t.Errorf("%q: lifecycle %q, want live", text, got[text])
 		}
