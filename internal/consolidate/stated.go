@@ -647,8 +647,68 @@ func (s *cycle) retireMentions(e *episode.Episode, old string, claims []statedCl
 		}) {
 			continue
 		}
+		names := func(t string) bool {
+			return slices.ContainsFunc(nameForms(old), func(n string) bool { return mentions(t, n) })
+		}
+		if !names(b.Subject + "\n" + b.Context) {
+			// Only its wording names the old value: a belief about another
+			// slot, said in one sentence with it ("Login is handled by
+			// Auth0, and the app is hosted on Vercel." is about hosting).
+			// It keeps its slot and loses the clause that is no longer
+			// true.
+			if rest, ok := withoutClauses(b.Statement, names); ok {
+				s.reword(b, e, rest)
+			}
+			continue
+		}
 		s.retire(b, e, at)
 	}
+}
+
+// withoutClauses is statement without its clauses (cut at "; ", ", and
+// ", ", ") that drop says to drop, when some are dropped and one that
+// reads as a clause of its own is left (it does not open on a pronoun or
+// a verb form: "it's written with …", "served by …" lean on what was cut).
+func withoutClauses(statement string, drop func(string) bool) (string, bool) {
+	body := strings.TrimRight(strings.TrimSpace(statement), ".!")
+	var parts []string
+	for _, p := range strings.Split(body, "; ") {
+		for _, q := range strings.Split(p, ", and ") {
+			parts = append(parts, strings.Split(q, ", ")...)
+		}
+	}
+	var kept []string
+	for _, p := range parts {
+		if !drop(p) {
+			kept = append(kept, strings.TrimSpace(p))
+		}
+	}
+	if len(kept) == 0 || len(kept) == len(parts) {
+		return "", false
+	}
+	first := strings.ToLower(strings.Fields(kept[0] + " x")[0])
+	switch first {
+	case "it", "it's", "its", "they", "they're", "this", "that", "these", "those", "which", "and", "but", "so":
+		return "", false
+	}
+	if lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed") {
+		return "", false
+	}
+	out := strings.Join(kept, ", ")
+	r, n := utf8.DecodeRuneInString(out)
+	return string(unicode.ToUpper(r)) + out[n:] + ".", true
+}
+
+// reword gives belief b the statement text, because e said what the rest
+// of its old wording held is no longer true; recorded as an edit caused
+// by e.
+func (s *cycle) reword(b *belief.Belief, e *episode.Episode, text string) {
+	before := snapshot(b)
+	before["statement"] = b.Statement
+	b.Statement, b.UpdatedAt = text, s.now
+	s.dirty[b.ID] = true
+	s.record(b, store.ActionEdited, e.ID, "a clause it held was corrected", before)
+	s.events[len(s.events)-1].After["statement"] = b.Statement
 }
 
 // supersedeLate supersedes the episodes of this batch that name a value

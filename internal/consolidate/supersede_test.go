@@ -165,3 +165,36 @@ func TestCorrectionOldValueFromMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionKeepsAnotherSlotsBelief: a belief about another slot that
+// was said in one sentence with the corrected value ("login is handled by
+// Auth0, and the app is hosted on Vercel" is about hosting) stays active
+// and loses the clause that is no longer true; one whose own slot is the
+// value is retired.
+func TestCorrectionKeepsAnotherSlotsBelief(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(0, "login is handled by Auth0, and the app is hosted on Vercel", "the Auth0 tenant is acme-prod")
+	hosting := w.find("Login is handled by Auth0, and the app is hosted on Vercel.")
+	if hosting == nil {
+		w.dump()
+		t.Fatal("no belief of the sentence: the check shows nothing")
+	}
+	w.day(1, "Auth0 is gone, we're on Clerk now. the middleware is in middleware.ts")
+	b := w.find("The app is hosted on Vercel.")
+	if b == nil || b.ID != hosting.ID || b.Status != "active" {
+		w.dump()
+		t.Fatalf("the hosting belief after the correction: %+v", b)
+	}
+	if tenant := w.find("The Auth0 tenant is acme-prod."); tenant == nil || tenant.Status != "revised" {
+		w.dump()
+		t.Errorf("the Auth0 tenant belief after the correction: %+v", tenant)
+	}
+	evs, err := w.db.History(w.ctx, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Action != store.ActionEdited || !strings.HasPrefix(last.Cause, "ep_") || last.Before["statement"] != hosting.Statement {
+		t.Errorf("history of the reworded belief: %+v", last)
+	}
+}
