@@ -53,6 +53,23 @@ func (w *statedWorld) lifecycles() map[string]string {
 	return out
 }
 
+// wantLifecycles checks the lifecycle of the episodes of the given user
+// texts: superseded, then live.
+func (w *statedWorld) wantLifecycles(superseded, live []string) {
+	w.t.Helper()
+	got := w.lifecycles()
+	for _, text := range superseded {
+		if got[text] != episode.LifecycleSuperseded {
+			w.t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
+		}
+	}
+	for _, text := range live {
+		if got[text] != "" {
+			w.t.Errorf("%q: lifecycle %q, want live", text, got[text])
+		}
+	}
+}
+
 // TestCorrectionSupersedesEpisodes: after a correction, the exchanges that
 // said the old value are superseded (kept, out of recall), whether a belief
 // had formed from them or not; exchanges about other things, and what was
@@ -72,17 +89,7 @@ func TestCorrectionSupersedesEpisodes(t *testing.T) {
 	after := "the Render dashboard shows the deploys"
 	w.day(2, after)
 
-	got := w.lifecycles()
-	for _, text := range []string{deploy, jest, npm} {
-		if got[text] != episode.LifecycleSuperseded {
-			t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
-		}
-	}
-	for _, text := range []string{db, moved, switched, yarn, after} {
-		if got[text] != "" {
-			t.Errorf("%q: lifecycle %q, want live", text, got[text])
-		}
-	}
+	w.wantLifecycles([]string{deploy, jest, npm}, []string{db, moved, switched, yarn, after})
 	w.expect("In project tools, deploy target is render.", "active", 4, 1)
 
 	// The history says what replaced it.
@@ -134,9 +141,10 @@ func TestCorrectionKeepsTheSlotsScope(t *testing.T) {
 // the old side no named thing of the message ("the inventory tables are in
 // Postgres now" retires "inventory table") retires the named thing of the
 // change's sentences that the project's earlier memories name (Mongo), and
-// nothing else; an old side that holds one named thing among other words ("paying
-// for launchdarkly") retires that thing; a change whose old side names two things ("the Papertrail add-on
-// on Heroku") retires neither by this reading.
+// nothing else; an old side that holds one named thing among other words
+// ("paying for launchdarkly") retires that thing; a change whose old side
+// names two things ("the Papertrail add-on on Heroku") retires neither by
+// this reading.
 func TestCorrectionOldValueFromMemory(t *testing.T) {
 	w := newStatedWorld(t)
 	mongo := "the inventory data sits in MongoDB, one collection per warehouse"
@@ -153,17 +161,7 @@ func TestCorrectionOldValueFromMemory(t *testing.T) {
 	unleash := "we're no longer paying for LaunchDarkly, flags are in Unleash now, self-hosted"
 	w.day(1, moved, addon, unleash)
 
-	got := w.lifecycles()
-	for _, text := range []string{mongo, count, flags} {
-		if got[text] != episode.LifecycleSuperseded {
-			t.Errorf("%q: lifecycle %q, want superseded", text, got[text])
-		}
-	}
-	for _, text := range []string{port, heroku, dana, moved, addon, unleash} {
-		if got[text] != "" {
-			t.Errorf("%q: lifecycle %q, want live", text, got[text])
-		}
-	}
+	w.wantLifecycles([]string{mongo, count, flags}, []string{port, heroku, dana, moved, addon, unleash})
 }
 
 // TestCorrectionKeepsAnotherSlotsBelief: a belief about another slot that

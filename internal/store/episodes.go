@@ -225,12 +225,6 @@ func (s *stmts) close() {
 	}
 }
 
-func insertEpisode(ctx context.Context, tx *sql.Tx, e *episode.Episode, now int64) error {
-	st := newStmts(ctx, tx)
-	defer st.close()
-	return st.insertEpisode(e, now)
-}
-
 func (s *stmts) insertEpisode(e *episode.Episode, now int64) error {
 	if e.ID == "" || e.ContentHash == "" {
 		return fmt.Errorf("episode without id or content hash")
