@@ -81,12 +81,18 @@ func runeStartBefore[T string | []byte](b T, n int) int {
 	return n
 }
 
-// runeStartAfter returns the smallest i ≥ n at which b does not split a rune.
+// runeStartAfter returns the smallest i ≥ n at which b does not split a
+// rune. Bytes from n to the end that start no rune, fewer than a rune's
+// length, are the last bytes of a cut rune: i is len(b), so that they are
+// dropped, not shown as a replacement character that outgrows the bound.
 func runeStartAfter(b []byte, n int) int {
 	for i := n; i < len(b) && i < n+utf8.UTFMax; i++ {
 		if utf8.RuneStart(b[i]) {
 			return i
 		}
+	}
+	if len(b)-n < utf8.UTFMax {
+		return len(b)
 	}
 	return n
 }
