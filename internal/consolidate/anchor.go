@@ -61,6 +61,19 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 	// left is not known. Otherwise (a slot noun, "inventory table"; a path
 	// the memory never named, "db/schema.sql") the old value is looked
 	// for below.
+	// The project's own name is never what it moved away from ("we
+	// upgraded risk-engine to Java 21" reads as retiring "risk engine"):
+	// every exchange of the project may name it.
+	olds = slices.DeleteFunc(olds, func(o string) bool { return projectName(e, o) })
+	// An old side is also looked for as the user wrote it: the reading
+	// normalises "axios" to "axio" and "styled-components" to "styled
+	// component", which no earlier exchange says as a whole word.
+	user := userText(e)
+	for _, o := range slices.Clone(olds) {
+		if w := strings.ToLower(asWritten(user, o)); w != "" && w != o && !slices.Contains(olds, w) && mentions(user, w) && !projectName(e, w) {
+			olds = append(olds, w)
+		}
+	}
 	found, ambiguous := false, false
 	for _, o := range slices.Clone(olds) {
 		if s.namedBefore(ctx, e, o) {
@@ -87,7 +100,7 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 	lookups := 0
 	for _, ent := range e.Entities {
 		n := strings.ToLower(strings.TrimSpace(ent))
-		if n == "" || lexicon.NoContent(n) != "" || strings.Contains(n, "/") || !mentions(text, ent) ||
+		if n == "" || lexicon.NoContent(n) != "" || strings.Contains(n, "/") || !mentions(text, ent) || projectName(e, n) ||
 			slices.ContainsFunc(installs, func(t string) bool { return sameName(t, n) || mentions(t, n) }) {
 			continue
 		}
@@ -107,6 +120,15 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 		return olds
 	}
 	return append(olds, name)
+}
+
+// projectName reports whether name is e's project's name, hyphens,
+// underscores and case aside ("risk engine" for risk-engine).
+func projectName(e *episode.Episode, name string) bool {
+	fold := func(s string) string {
+		return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == '-' || r == '_' || r == ' ' }), " ")
+	}
+	return e.Project != "" && fold(name) == fold(e.Project)
 }
 
 // correcting reports whether e states a correction or a switch.

@@ -162,6 +162,14 @@ func TestCorrectionOldValueFromMemory(t *testing.T) {
 	w.day(1, moved, addon, unleash)
 
 	w.wantLifecycles([]string{mongo, count, flags}, []string{port, heroku, dana, moved, addon, unleash})
+
+	// An old side the reading normalised ("axio") is looked for as the
+	// user wrote it.
+	axios := "HTTP calls use axios with the instance in src/api/client.ts"
+	w.day(2, axios)
+	ky := "we went from axios to ky for the HTTP client, smaller bundle"
+	w.day(3, ky)
+	w.wantLifecycles([]string{axios}, []string{ky})
 }
 
 // TestCorrectionKeepsAnotherSlotsBelief: a belief about another slot that
