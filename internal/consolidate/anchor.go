@@ -54,13 +54,6 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 	if e.ProjectPath == "" || !correcting(e) {
 		return olds
 	}
-	// An old side the project's memory names is what was left. One that
-	// holds one named thing among other words ("paying for launchdarkly")
-	// is narrowed to it when only the thing is named before. One that holds
-	// two ("papertrail add on on heroku") is left as read: which one was
-	// left is not known. Otherwise (a slot noun, "inventory table"; a path
-	// the memory never named, "db/schema.sql") the old value is looked
-	// for below.
 	// The project's own name is never what it moved away from ("we
 	// upgraded risk-engine to Java 21" reads as retiring "risk engine"):
 	// every exchange of the project may name it.
@@ -74,6 +67,13 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 			olds = append(olds, w)
 		}
 	}
+	// An old side the project's memory names is what was left. One that
+	// holds one named thing among other words ("paying for launchdarkly")
+	// is narrowed to it when only the thing is named before. One that holds
+	// two ("papertrail add on on heroku") is left as read: which one was
+	// left is not known. Otherwise (a slot noun, "inventory table"; a path
+	// the memory never named, "db/schema.sql") the old value is looked
+	// for below.
 	found, ambiguous := false, false
 	for _, o := range slices.Clone(olds) {
 		if s.namedBefore(ctx, e, o) {
@@ -214,13 +214,10 @@ func changeText(e *episode.Episode) string {
 }
 
 // sentenceStart is where the sentence of text that holds byte i starts:
-// after the last ". ", "! " or "? " (or line break) before i.
+// after the last line break, or ". ", "! " or "? ", before i.
 func sentenceStart(text string, i int) int {
 	for j := i - 1; j > 0; j-- {
-		if (text[j] == ' ' || text[j] == '\n') && strings.ContainsRune(".!?\n", rune(text[j-1])) {
-			return j + 1
-		}
-		if text[j] == '\n' {
+		if text[j] == '\n' || text[j] == ' ' && strings.ContainsRune(".!?", rune(text[j-1])) {
 			return j + 1
 		}
 	}
@@ -228,7 +225,8 @@ func sentenceStart(text string, i int) int {
 }
 
 // userText is the user's message of e: the first part of its context
-// ("User: …"), up to what the assistant or a tool says; the signals'
+// (transcript.Render's "User: …"), up to what the assistant or a tool
+// says; the signals'
 // sentences when the context is not of that form.
 func userText(e *episode.Episode) string {
 	if rest, ok := strings.CutPrefix(e.Context, "User: "); ok {
@@ -249,15 +247,10 @@ func userText(e *episode.Episode) string {
 }
 
 // namedBefore reports whether an episode of e's project said before it
-// names name as a whole word, whatever that episode's lifecycle (one a
-// correction superseded still says what was there).
+// names name (in any of its spellings) as a whole word, whatever that
+// episode's lifecycle (one a correction superseded still says what was
+// there).
 func (s *cycle) namedBefore(ctx context.Context, e *episode.Episode, name string) bool {
-	return s.before(ctx, e, name, func(o episode.Episode, n string) bool { return mentions(o.Summary+"\n"+o.Context, n) })
-}
-
-// before reports whether an episode of e's project said before it, in any
-// lifecycle, holds a spelling of name by the test holds.
-func (s *cycle) before(ctx context.Context, e *episode.Episode, name string, holds func(episode.Episode, string) bool) bool {
 	for _, n := range nameForms(name) {
 		eps, err := s.c.DB.EpisodesNaming(ctx, e.ProjectPath, n, when(e), 20)
 		if err != nil {
@@ -265,7 +258,7 @@ func (s *cycle) before(ctx context.Context, e *episode.Episode, name string, hol
 			return false
 		}
 		for _, o := range eps {
-			if o.ID != e.ID && holds(o, n) {
+			if o.ID != e.ID && mentions(o.Summary+"\n"+o.Context, n) {
 				return true
 			}
 		}

@@ -92,9 +92,7 @@ func statedOf(e *episode.Episode) (claims []statedClaim, switches [][2]string, c
 // or a correction replaces ("from X", "not X but Y"), as written.
 func oldValues(e *episode.Episode) []string {
 	var out []string
-	corrects := slices.ContainsFunc(e.Signals, func(sg episode.Signal) bool {
-		return sg.Stated && (sg.Kind == episode.SignalSwitch || sg.Kind == episode.SignalCorrection)
-	})
+	corrects := correcting(e)
 	for _, sg := range e.Signals {
 		var old string
 		switch {
@@ -635,20 +633,20 @@ func (s *cycle) retireMentions(e *episode.Episode, old string, claims []statedCl
 		return
 	}
 	part := partKey(episode.ScopeProject, e.ProjectPath)
+	names := func(t string) bool {
+		return slices.ContainsFunc(nameForms(old), func(n string) bool { return mentions(t, n) })
+	}
 	for _, id := range slices.Clone(s.order) {
 		b := s.beliefs[id]
 		if b.Status != belief.StatusActive || partKey(b.Scope, b.ProjectPath) != part || hasEvidence(b, e.ID) || s.frozen(b) {
 			continue
 		}
 		text := b.Statement + "\n" + b.Subject + "\n" + b.Context
-		if !slices.ContainsFunc(nameForms(old), func(n string) bool { return mentions(text, n) }) || slices.ContainsFunc(claims, func(c statedClaim) bool {
+		if !names(text) || slices.ContainsFunc(claims, func(c statedClaim) bool {
 			installs := c.c.polarity > 0 && c.c.subject != old && c.c.object != old
 			return installs && (mentions(text, c.c.subject) || c.c.object != "" && mentions(text, c.c.object))
 		}) {
 			continue
-		}
-		names := func(t string) bool {
-			return slices.ContainsFunc(nameForms(old), func(n string) bool { return mentions(t, n) })
 		}
 		if !names(b.Subject + "\n" + b.Context) {
 			// Only its wording names the old value: a belief about another
