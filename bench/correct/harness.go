@@ -144,7 +144,13 @@ func newHome(dir string, opt Options) (*home, error) {
 
 // linkOrCopy hard-links src to dst (the installed model is 87 MB, and a
 // run makes three homes per scenario), copying when a link cannot be made.
+// A dst left by an earlier run in the same -keep directory is removed
+// first, never written over: it may be a link to the file other homes
+// map, and truncating a mapped file faults every process that reads it.
 func linkOrCopy(src, dst string) error {
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
@@ -153,22 +159,27 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	out, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
+		os.Remove(out.Name())
 		return err
 	}
 	if err := out.Close(); err != nil {
+		os.Remove(out.Name())
 		return err
 	}
 	fi, err := os.Stat(src)
 	if err != nil {
 		return err
 	}
-	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+	if err := os.Chtimes(out.Name(), fi.ModTime(), fi.ModTime()); err != nil {
+		return err
+	}
+	return os.Rename(out.Name(), dst)
 }
 
 // scenarioRun drives one scenario.

@@ -114,7 +114,7 @@ func run() error {
 
 	work := *keep
 	if work != "" {
-		if work, err = benchkit.OutsideRepo("-keep", work); err != nil {
+		if work, err = benchkit.FreshDir("-keep", work); err != nil {
 			return err
 		}
 		if err := os.MkdirAll(work, 0o700); err != nil {

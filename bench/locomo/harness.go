@@ -166,7 +166,7 @@ func run(ctx context.Context, opt options) (*Report, error) {
 		work = abs
 	}
 	if opt.Keep != "" {
-		abs, err := benchkit.OutsideRepo("-keep", opt.Keep)
+		abs, err := benchkit.FreshDir("-keep", opt.Keep)
 		if err != nil {
 			return nil, err
 		}

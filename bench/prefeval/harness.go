@@ -171,7 +171,7 @@ func run(ctx context.Context, opt options) (*Report, error) {
 		return nil, errors.New("-reuse and -keep exclude each other")
 	}
 	if opt.Keep != "" {
-		if work, err = benchkit.OutsideRepo("-keep", opt.Keep); err != nil {
+		if work, err = benchkit.FreshDir("-keep", opt.Keep); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,6 +89,27 @@ func OutsideRepo(flagName, dir string) (string, error) {
 	if root := ModuleRoot(); root != "" && (abs == root || strings.HasPrefix(abs, root+string(filepath.Separator))) {
 		return "", fmt.Errorf("%s %s is inside the repository (%s): the kept transcripts hold the data set's text, "+
 			"which must not be copied into the repository; choose a directory outside it", flagName, dir, root)
+	}
+	return abs, nil
+}
+
+// FreshDir is OutsideRepo for a directory a run writes its homes into: it
+// must not exist yet or be empty. Homes left by an earlier run would mix
+// that run's stores into this one's figures, and writing over a model file
+// that an earlier home links to faults every process mapping it.
+func FreshDir(flagName, dir string) (string, error) {
+	abs, err := OutsideRepo(flagName, dir)
+	if err != nil {
+		return "", err
+	}
+	ents, err := os.ReadDir(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return abs, nil
+	case err != nil:
+		return "", fmt.Errorf("%s %s: %w", flagName, dir, err)
+	case len(ents) > 0:
+		return "", fmt.Errorf("%s %s is not empty (it holds %s, from an earlier run?): choose a new directory", flagName, dir, ents[0].Name())
 	}
 	return abs, nil
 }
