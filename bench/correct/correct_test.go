@@ -130,6 +130,9 @@ func TestPresents(t *testing.T) {
 		{"old exchange", Unit{Kind: UnitMemory, Text: "user: this service deploys to Fly.io"}, true},
 		{"avoid in an exchange is no belief", Unit{Kind: UnitMemory, Text: "user: avoid restarts; we deploy to fly"}, true},
 		{"unrelated", Unit{Kind: UnitBelief, Text: "Project api prefers pytest."}, false},
+		{"replacement quoted", Unit{Kind: UnitMemory, Text: "user: we deploy to fly, CI is GitHub Actions", Replaced: "we moved off Fly.io"}, false},
+		{"replacement quoted with the new value", Unit{Kind: UnitMemory, Text: "user: we deploy to fly", Replaced: "it's Render now"}, false},
+		{"replacement about another value", Unit{Kind: UnitMemory, Text: "user: we deploy to fly", Replaced: "CI runs on Buildkite now"}, true},
 	} {
 		if got := Presents(c.u, old, nw); got != c.want {
 			t.Errorf("%s: Presents = %v, want %v", c.name, got, c.want)
@@ -141,6 +144,16 @@ func TestPresents(t *testing.T) {
 	if Reaches(Unit{Kind: UnitBelief, Text: "Project api avoids render."}, nw) {
 		t.Error("a belief avoiding the new value brings it")
 	}
+	// A superseded memory whose label says what replaced it still brings
+	// what the replacement does not name; one labelled without saying
+	// brings nothing.
+	other := []string{"github actions"}
+	if !Reaches(Unit{Kind: UnitMemory, Text: "user: we deploy to fly, CI is GitHub Actions", Replaced: "we moved off Fly.io"}, other) {
+		t.Error("a superseded memory's other value does not reach past a label that quotes its replacement")
+	}
+	if Reaches(Unit{Kind: UnitMemory, Text: "(superseded) user: we deploy to fly, CI is GitHub Actions"}, other) {
+		t.Error("a memory labelled superseded without its replacement brings a value")
+	}
 }
 
 const injected = `<engram-recall>
@@ -148,6 +161,7 @@ Notes recalled from earlier sessions by engram (long-term memory). They may be o
 [Belief (0.80): In project billing-api, deploy target is fly.io.]
 [Memory · 2 Nov 2026 · project billing-api] user: heads up: we moved off Fly.io, everything runs on Render now / assistant: Noted. (just before: user: add a pytest case / assistant: done) (just after: user: thanks / assistant: (ok))
 [Memory · 1 Nov 2026 · project billing-api · superseded by a later correction] user: we ship with Fly.io / assistant: Noted.
+[Memory · 1 Nov 2026 · project billing-api · superseded 2 Nov 2026 by "heads up: we moved off Fly.io"] user: Fly.io runs it, logs go to Papertrail / assistant: Noted.
 </engram-recall>`
 
 func TestInjectedUnits(t *testing.T) {
@@ -158,6 +172,7 @@ func TestInjectedUnits(t *testing.T) {
 		{From: FromInjected, Kind: UnitMemory, Text: "user: add a pytest case / assistant: done"},
 		{From: FromInjected, Kind: UnitMemory, Text: "user: thanks / assistant: (ok)"},
 		{From: FromInjected, Kind: UnitMemory, Text: "(superseded) user: we ship with Fly.io / assistant: Noted."},
+		{From: FromInjected, Kind: UnitMemory, Text: "user: Fly.io runs it, logs go to Papertrail / assistant: Noted.", Replaced: "heads up: we moved off Fly.io"},
 	}
 	if len(us) != len(want) {
 		t.Fatalf("got %d units %q, want %d", len(us), us, len(want))

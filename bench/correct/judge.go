@@ -27,7 +27,14 @@ type Unit struct {
 	File string `json:"file,omitempty"`
 	Kind string `json:"kind"`
 	Text string `json:"text"`
+	// Replaced is what a superseded memory's label quotes as having
+	// replaced it (`superseded 29 Nov 2026 by "…"`): the values it names
+	// are reported as changed, and the memory's other values stand.
+	Replaced string `json:"replaced,omitempty"`
 }
+
+// replacedBy matches a label that quotes what superseded a memory.
+var replacedBy = regexp.MustCompile(`\bsuperseded\b[^"\]]* by "([^"]*)"`)
 
 var (
 	reMu    sync.Mutex
@@ -101,8 +108,14 @@ func avoided(text string, values []string) bool {
 //   - it does not also name a value of against (a unit naming both the old
 //     and the new value reports the change: most often it is the
 //     correction's own exchange);
-//   - a belief's statement does not turn away from it ("avoids X").
+//   - a belief's statement does not turn away from it ("avoids X");
+//   - a superseded memory's label that quotes what replaced it names
+//     neither the value nor a value of against (such a label retires what
+//     its quote names; a label that quotes nothing retires the whole unit).
 func Presents(u Unit, value, against []string) bool {
+	if u.Replaced != "" && (Names(u.Replaced, value) || Names(u.Replaced, against)) {
+		return false
+	}
 	if !Names(u.Text, value) || retiredLabel.MatchString(u.Text) {
 		return false
 	}
@@ -151,16 +164,21 @@ func InjectedUnits(context string) []Unit {
 			out = append(out, Unit{From: FromInjected, Kind: UnitBelief, Text: text})
 		case strings.HasPrefix(line, "[Memory "):
 			main, before, after := splitNeighbours(line)
+			replaced := ""
 			if i := strings.Index(main, "] "); i >= 0 {
 				label := main[:i+1]
 				main = main[i+2:]
-				if retiredLabel.MatchString(label) {
+				if m := replacedBy.FindStringSubmatch(label); m != nil {
+					// The label says what replaced it: that retires
+					// what the quote names.
+					replaced = m[1]
+				} else if retiredLabel.MatchString(label) {
 					// The bite's label says it was superseded: it
 					// presents nothing as current.
 					main = "(superseded) " + main
 				}
 			}
-			out = append(out, Unit{From: FromInjected, Kind: UnitMemory, Text: main})
+			out = append(out, Unit{From: FromInjected, Kind: UnitMemory, Text: main, Replaced: replaced})
 			for _, n := range []string{before, after} {
 				if n != "" {
 					out = append(out, Unit{From: FromInjected, Kind: UnitMemory, Text: n})

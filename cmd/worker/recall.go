@@ -158,7 +158,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 			dense = fmt.Sprintf(", meaning %.2f (%+.2f)", c.Dense, c.DenseGap)
 		}
 		if c.Superseded {
-			dense += ", superseded by a later correction"
+			dense += ", " + recall.SupersededLabel(c.Replaced, c.ReplacedAt, now)
 		}
 		fmt.Fprintf(e.stdout, "[E] %.3f  %s  (%s, %s, bm25 %.2f, cos %.2f, terms %.0f%%%s) %s\n", c.Score, c.ID,
 			cmp.Or(kinds[c.ID], "-"), recall.Ago(c.At, now), -c.BM25, c.Cos, 100*c.Coverage, dense, c.Text)

@@ -416,7 +416,13 @@ func recallLine(ctx context.Context, db *store.DB, c recall.Candidate, root, fil
 		label += ", project " + ep.Project
 	}
 	if ep.Lifecycle == episode.LifecycleSuperseded {
-		label += ", superseded by a later correction"
+		replaced, at := c.Replaced, c.ReplacedAt
+		if replaced == "" {
+			if ss, err := db.Supersessions(ctx, []string{ep.ID}); err == nil {
+				replaced, at = recall.Replacement(ep.Summary+"\n"+ep.Context, ss[ep.ID].Context), ss[ep.ID].At
+			}
+		}
+		label += ", " + recall.SupersededLabel(replaced, at, now)
 	}
 	return fmt.Sprintf("[E] (%s) %s — ID: %s", label, clipLine(ep.Summary), ep.ID), true, nil
 }

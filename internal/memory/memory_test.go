@@ -13,6 +13,7 @@ import (
 	"github.com/engram-memory/engram/internal/config"
 	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/recollect"
 	"github.com/engram-memory/engram/internal/spool"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -213,4 +214,75 @@ func TestRecordAccess(t *testing.T) {
 	if acc := recall.ParseAccessLog(data); len(acc) != 1 || acc[0].ID != "bl_000000000001" || !acc[0].At.Equal(at) {
 		t.Errorf("access log %q", data)
 	}
+}
+
+// A superseded episode's bites quote the correction that replaced it; once
+// that correction is forgotten, no file of the home holds its words, and
+// the superseded episode is still recalled under the general label.
+func TestForgetTheCorrectionOfASupersededEpisode(t *testing.T) {
+	db, home := openStore(t)
+	ctx := context.Background()
+	cfg := testConfig(t, home)
+	now := time.Now()
+	mk := func(id, text string, at time.Time) episode.Episode {
+		return episode.Episode{ID: id, Summary: text, Context: "User: " + text + "\n\nAssistant: Noted.", Type: episode.TypeFact,
+			Scope: episode.ScopeProject, Project: "agent", ProjectPath: "/src/agent", ContentHash: id, Importance: 0.5,
+			OccurredAt: at, CreatedAt: at, UpdatedAt: at}
+	}
+	old, cur := "ep_0000000000e1", "ep_0000000000e2"
+	if err := db.Import(ctx, []episode.Episode{mk(old, "the build hosts use docker, the agent is built with cargo", now.Add(-72*time.Hour)),
+		mk(cur, "not docker anymore on the build hosts, it's quokkabuild", now.Add(-time.Hour))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EndEpisodes(ctx, []store.LifecycleChange{{ID: old, State: episode.LifecycleSuperseded, By: cur}}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recollect.Build(ctx, db, home, recollect.BuildOptions{}, now); err != nil {
+		t.Fatal(err)
+	}
+	label := func() string {
+		f, err := recall.Load(recall.ProjectPath(home, "/src/agent"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range f.Items {
+			if it.ID == old {
+				return recall.SupersededLabel(it.Replaced, it.ReplacedAt, now)
+			}
+		}
+		t.Fatalf("the superseded episode is not in the project's recollection file")
+		return ""
+	}
+	if got := label(); !strings.Contains(got, `by "not docker anymore on the build hosts, it's quokkabuild"`) {
+		t.Fatalf("before the forget the label is %q", got)
+	}
+	if n := filesHolding(t, home, "quokkabuild"); n == 0 {
+		t.Fatal("no file of the home holds the correction before the forget: the check below proves nothing")
+	}
+	if _, err := Forget(ctx, db, cfg, []string{cur}, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := label(); got != "superseded by a later correction" {
+		t.Errorf("after the forget the label is %q", got)
+	}
+	if n := filesHolding(t, home, "quokkabuild"); n != 0 {
+		t.Errorf("%d files of the home still hold the forgotten correction's words", n)
+	}
+}
+
+// filesHolding counts the files under dir whose bytes hold s.
+func filesHolding(t *testing.T, dir, s string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), s) {
+			t.Logf("%s holds %q", path, s)
+			n++
+		}
+		return nil
+	})
+	return n
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/engram-memory/engram/internal/config"
@@ -58,16 +59,7 @@ func Answer(ctx context.Context, cfg config.Config, in hookio.Input, start time.
 		session = "" // still recall, without the session's files
 	}
 	done := make(chan answer, 1)
-	go func() {
-		defer func() {
-			// A bug of ours must not fail the prompt: a panic here would end
-			// the process with exit code 2, which erases the user's prompt.
-			if p := recover(); p != nil {
-				done <- answer{err: fmt.Errorf("recall panicked: %v", p)}
-			}
-		}()
-		done <- compose(ctx, cfg, in, session, start)
-	}()
+	go func() { done <- guarded(func() answer { return compose(ctx, cfg, in, session, start) }) }()
 	var a answer
 	select {
 	case a = <-done:
@@ -153,4 +145,20 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 		Exclude: recall.Injected(cfg.Home, session)})
 	text, ids := recall.Format(res, recall.LimitsFor(res), now)
 	return answer{text: text, ids: ids, problems: append(problems, res.Problems...)}
+}
+
+// guarded runs fn so that no bug of ours fails the prompt: a panic would
+// end the process with exit code 2, which erases the user's prompt. The
+// recollection files are mapped, so a fault reading them (a string left
+// pointing into a file unmapped since, a file cut short under the mapping)
+// is a panic too, not a crash (debug.SetPanicOnFault, which holds for the
+// calling goroutine only: fn runs in it).
+func guarded(fn func() answer) (a answer) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			a = answer{err: fmt.Errorf("recall panicked: %v", p)}
+		}
+	}()
+	return fn()
 }

@@ -331,7 +331,15 @@ func (b *Builder) writeRecord(it Item) {
 	if it.Superseded {
 		flags |= flagSuperseded
 	}
+	replaced := it.Superseded && it.Replaced != ""
+	if replaced {
+		flags |= flagReplaced
+	}
 	b.records.WriteByte(flags)
+	if replaced {
+		rw.str(it.Replaced)
+		rw.varint(ms(it.ReplacedAt))
+	}
 }
 
 // WriteTo writes the file.

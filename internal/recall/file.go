@@ -79,6 +79,12 @@ type Item struct {
 	// LifecycleSuperseded): recalled below what replaced it and shown
 	// labelled, never as current.
 	Superseded bool
+	// Replaced is what superseded it, in the correcting user's words
+	// (Replacement), and ReplacedAt when: a bite is labelled with them.
+	// Both are zero when the correction is not known (only its time, or an
+	// imported mark) or was forgotten. Stored with flagReplaced.
+	Replaced   string
+	ReplacedAt time.Time
 	// Dense is the sentence embedder's vector (File.Dense names it; nil
 	// when the item has none), stored like Vec as int8 with an inverse
 	// length, plus its signs as bits: a first pass over a whole index
@@ -143,6 +149,10 @@ const MaxFileSize = 64 << 20
 const (
 	flagStated     = 1
 	flagSuperseded = 2 // a correction replaced what it says: shown as such
+	// flagReplaced: the record goes on with Replaced and ReplacedAt. A
+	// reader that does not know the flag reads the record without them
+	// (records are found by offset, never read in sequence).
+	flagReplaced = 4
 )
 
 // ErrFormat marks a file that is not a valid recollection file.
@@ -169,7 +179,8 @@ var ErrFormat = errors.New("recall: bad recollection file")
 //	            numbers, delta-coded as uvarints
 //	records     per item: kind, id, text, detail, project, project path,
 //	            times, importance, confidence, evidence, access count,
-//	            stability, scope, session, flags (version 5: stated, superseded)
+//	            stability, scope, session, flags (version 5: stated, superseded,
+//	            replaced), then what replaced it and when (flag replaced)
 //
 // So a prompt costs a mapping of the file, a binary search per term, and
 // the decoding of the few items its terms lead to.
@@ -422,6 +433,10 @@ func (v *View) Item(i int) (Item, error) {
 	if v.version >= 5 {
 		flags := r.byte()
 		it.Stated, it.Superseded = flags&flagStated != 0, flags&flagSuperseded != 0
+		if flags&flagReplaced != 0 {
+			it.Replaced = r.str()
+			it.ReplacedAt = fromMS(r.varint())
+		}
 	}
 	it.Seq = v.Seq(i)
 	if r.err != nil {
@@ -649,6 +664,7 @@ func (it *Item) detach() {
 	it.ProjectPath = strings.Clone(it.ProjectPath)
 	it.Scope = strings.Clone(it.Scope)
 	it.SessionID = strings.Clone(it.SessionID)
+	it.Replaced = strings.Clone(it.Replaced)
 	it.q8 = slices.Clone(it.q8)
 	it.d8 = slices.Clone(it.d8)
 }

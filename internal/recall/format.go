@@ -95,8 +95,9 @@ func Format(res Result, lim Limits, now time.Time) (string, []string) {
 		}
 		if e.Superseded {
 			// Kept for what else it says; what it says of a value the
-			// user corrected since is not current.
-			label += " · superseded by a later correction"
+			// user corrected since is not current, and the label says
+			// what replaced it and when.
+			label += " · " + SupersededLabel(e.Replaced, e.ReplacedAt, now)
 		}
 		label += "] "
 		line := label + text

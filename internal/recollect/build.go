@@ -98,6 +98,10 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 	if err != nil {
 		return st, err
 	}
+	repl, err := loadReplacements(ctx, db)
+	if err != nil {
+		return st, err
+	}
 	write := func(path, scope, projectPath string) error {
 		eps, err := db.CandidateEpisodes(ctx, scope, projectPath, opt.Candidates)
 		if err != nil {
@@ -139,6 +143,7 @@ func Build(ctx context.Context, db *store.DB, home string, opt BuildOptions, now
 		for _, e := range eps {
 			it := recall.EpisodeItem(e)
 			it.Seq = seqs[e.ID]
+			repl.apply(&it, e)
 			if e.Embedder == local.Name() {
 				it.Vec = e.Embedding
 			} else {

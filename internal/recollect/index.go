@@ -133,6 +133,9 @@ func syncIndex(ctx context.Context, db *store.DB, home string, opt IndexOptions,
 	}
 	changes = len(seqs)
 	w := &indexWriter{db: db, home: home, dir: dir, now: now, local: embed.NewLocal(), opt: opt}
+	if w.repl, err = loadReplacements(ctx, db); err != nil {
+		return st, changes, err
+	}
 	defer w.abandon() // the files of a sync that fails before its manifest
 	if merr != nil || m.StoreID != storeID || m.LastChange > lastEver {
 		w.next = nextName(dir, m)
@@ -378,6 +381,7 @@ type indexWriter struct {
 	now   time.Time
 	local *embed.Local
 	opt   IndexOptions
+	repl  replacements // what superseded the superseded episodes
 	next  uint64
 	// written are the files of this sync not (yet) in a manifest: removed
 	// when it fails.
@@ -389,6 +393,7 @@ type indexWriter struct {
 func (w *indexWriter) item(e store.IndexEpisode) (recall.Item, string) {
 	it := recall.EpisodeItem(e.Episode)
 	it.Seq = e.Seq
+	w.repl.apply(&it, e.Episode)
 	it.Terms = e.EntitiesText
 	if it.Detail == "" {
 		it.Terms = e.Context + "\n" + e.EntitiesText

@@ -73,6 +73,12 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 				return n, err
 			}
 			it := recall.EpisodeItem(e)
+			if it.Superseded {
+				if repl, err := db.Supersessions(ctx, []string{e.ID}); err == nil {
+					repl := replacements(repl)
+					repl.apply(&it, e)
+				}
+			}
 			if seqs, err := db.SeqsOf(ctx, []string{e.ID}); err == nil {
 				it.Seq = seqs[e.ID]
 			}

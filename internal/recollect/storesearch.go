@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/internal/embed"
+	"github.com/engram-memory/engram/internal/episode"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/internal/store"
 )
@@ -42,13 +43,17 @@ func (s StoreSearcher) Search(ctx context.Context, terms []string, weights []flo
 		return nil, err
 	}
 	local := embed.NewLocal().Name()
+	repl, err := s.replacements(ctx, eps)
+	if err != nil {
+		return nil, err
+	}
 	var out []recall.Hit
 	for _, e := range eps {
 		if len(out) == limit {
 			break
 		}
 		h := byseq[e.Seq]
-		out = append(out, recall.Hit{Item: storeItem(e, local), Score: h.Score, Mask: h.Mask})
+		out = append(out, recall.Hit{Item: storeItem(e, local, repl), Score: h.Score, Mask: h.Mask})
 	}
 	return out, nil
 }
@@ -64,15 +69,27 @@ func (s StoreSearcher) Neighbours(ctx context.Context, eps []recall.Item, window
 		return nil, err
 	}
 	local := embed.NewLocal().Name()
+	var all []store.RecallEpisode
+	for _, n := range nb {
+		for _, e := range []*store.RecallEpisode{n.Before, n.After} {
+			if e != nil {
+				all = append(all, *e)
+			}
+		}
+	}
+	repl, err := s.replacements(ctx, all)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]recall.Neighbours, len(nb))
 	for id, n := range nb {
 		var x recall.Neighbours
 		if n.Before != nil {
-			it := storeItem(*n.Before, local)
+			it := storeItem(*n.Before, local, repl)
 			x.Before = &it
 		}
 		if n.After != nil {
-			it := storeItem(*n.After, local)
+			it := storeItem(*n.After, local, repl)
 			x.After = &it
 		}
 		out[id] = x
@@ -80,11 +97,26 @@ func (s StoreSearcher) Neighbours(ctx context.Context, eps []recall.Item, window
 	return out, nil
 }
 
+// replacements reads what superseded the superseded ones of eps.
+func (s StoreSearcher) replacements(ctx context.Context, eps []store.RecallEpisode) (replacements, error) {
+	var ids []string
+	for _, e := range eps {
+		if e.Lifecycle == episode.LifecycleSuperseded {
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.DB.Supersessions(ctx, ids)
+}
+
 // storeItem is an episode found in the store as recall sees it: with its
 // vector when the local embedder made it.
-func storeItem(e store.RecallEpisode, local string) recall.Item {
+func storeItem(e store.RecallEpisode, local string, repl replacements) recall.Item {
 	it := recall.EpisodeItem(e.Episode)
 	it.Seq = e.Seq
+	repl.apply(&it, e.Episode)
 	if e.Embedder == local {
 		it.Vec = e.Embedding
 	}

@@ -55,6 +55,12 @@ func forgetEpisode(ctx context.Context, tx *sql.Tx, id string, now time.Time) er
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("episode %s: %w", id, ErrNotFound)
 	}
+	// The episodes it superseded are shown with its words (Supersessions):
+	// the search index writes them anew, without.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO episode_changes(seq) SELECT seq FROM episodes WHERE id IN
+		(SELECT memory_id FROM history WHERE action = 'superseded' AND cause = ?)`, id); err != nil {
+		return fmt.Errorf("store: forget %s: the episodes it superseded: %w", id, err)
+	}
 	if err := forgetHistory(ctx, tx, id, now); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/internal/episode"
@@ -272,4 +273,55 @@ func endEpisode(ctx context.Context, tx *sql.Tx, c LifecycleChange, at time.Time
 	}
 	return true, insertEvent(ctx, tx, Event{At: at, MemoryID: c.ID, Action: action, Cause: cause, Detail: c.Detail,
 		Before: map[string]any{"lifecycle": "live"}, After: after})
+}
+
+// Supersession is what the store knows of a correction that superseded an
+// episode: when (the correcting episode's time; the supersession's when
+// that episode is not known), by which episode (empty when only its time is known), and
+// that episode's exchange (empty when it is not known or is forgotten).
+type Supersession struct {
+	At      time.Time
+	By      string
+	Context string // the superseding episode's exchange ("User: …")
+}
+
+// Supersessions returns the supersession of each superseded episode of
+// ids (every superseded episode when ids is nil): the latest, when there
+// were several, read from the history. The superseding episode's words are
+// read from that episode, so that once it is forgotten nothing of it is
+// left here.
+func (db *DB) Supersessions(ctx context.Context, ids []string) (map[string]Supersession, error) {
+	out := map[string]Supersession{}
+	read := func(in string, args []any) error {
+		rows, err := db.sql.QueryContext(ctx, `SELECT h.memory_id, coalesce(b.occurred_at, h.at), h.cause, coalesce(b.context, '')
+			FROM history h LEFT JOIN episodes b ON b.id = h.cause
+			WHERE h.action = 'superseded' AND h.memory_id IN (`+in+`) ORDER BY h.seq`, args...)
+		if err != nil {
+			return fmt.Errorf("store: supersessions: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, cause, context string
+			var at int64
+			if err := rows.Scan(&id, &at, &cause, &context); err != nil {
+				return err
+			}
+			s := Supersession{At: fromMS(at)}
+			if strings.HasPrefix(cause, "ep_") {
+				s.By, s.Context = cause, context
+			}
+			out[id] = s
+		}
+		return rows.Err()
+	}
+	var err error
+	if ids == nil {
+		err = read("SELECT id FROM episodes WHERE lifecycle = 'superseded'", nil)
+	} else {
+		err = inChunks(ids, read)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
