@@ -257,6 +257,20 @@ func TestJudgeCorrection(t *testing.T) {
 	if len(v.Collateral) != 2 {
 		t.Errorf("collateral = %q, want the lost other slot (fresh-backfill) and the retired belief (import)", v.Collateral)
 	}
+	// A retired belief that named the other value is no collateral while
+	// an active one still holds that value without the old one.
+	kept := Judge(s, []*Observation{phases[0], obs(s, PhaseAfter, newB, otherB,
+		BeliefRow{Statement: "In project api, deploy target is fly.io, tests run with pytest.", Status: "revised"},
+		BeliefRow{Statement: "Tests run with pytest.", Status: "active"})})
+	if len(kept.Collateral) != 0 {
+		t.Errorf("collateral with the other value kept = %q, want none", kept.Collateral)
+	}
+	lost := Judge(s, []*Observation{phases[0], obs(s, PhaseAfter, newB, otherB,
+		BeliefRow{Statement: "In project api, deploy target is fly.io, tests run with pytest.", Status: "revised"},
+		BeliefRow{Statement: "Tests of fly.io run with pytest.", Status: "active"})})
+	if len(lost.Collateral) != 1 {
+		t.Errorf("collateral with the other value held only beside the old one = %q, want the retired belief", lost.Collateral)
+	}
 	var sum Summary
 	sum.add(&Result{Kind: KindCorrection, Verdict: v})
 	if sum.Uptake != 1 || sum.NonResBase != 1 || sum.NonRes[PhaseConsolidate] != 1 || sum.NonRes[PhaseRebackfill] != 0 ||

@@ -134,6 +134,17 @@ func retiredNaming(before, o *Observation, values []string, project string) []st
 	return out
 }
 
+// heldActive reports whether an active belief of o names one of values
+// and none of old.
+func heldActive(o *Observation, values, old []string) bool {
+	for _, b := range o.Beliefs {
+		if b.Status == "active" && Names(b.Statement, values) && !Names(b.Statement, old) {
+			return true
+		}
+	}
+	return false
+}
+
 // supersededNew lists the episodes of o superseded that were not in before
 // (compared by summary), naming one of values (any episode when values is
 // nil), of project when set.
@@ -189,7 +200,13 @@ func Judge(s *Scenario, phases []*Observation) Verdict {
 		if v.OtherMeasured && !o.OtherReaches {
 			v.Collateral = append(v.Collateral, o.Phase+": the other slot's value no longer reaches the model")
 		}
-		v.Collateral = append(v.Collateral, retiredNaming(before, o, s.Other.Value, "")...)
+		if !heldActive(o, s.Other.Value, s.Old) {
+			// A retired belief that named the other value is collateral
+			// unless an active belief still holds that value without
+			// the old one (what the retired one said besides the old
+			// value, kept).
+			v.Collateral = append(v.Collateral, retiredNaming(before, o, s.Other.Value, "")...)
+		}
 		v.OtherSuperseded = append(v.OtherSuperseded, supersededNew(before, o, s.Other.Value, "")...)
 	}
 	switch s.Kind {

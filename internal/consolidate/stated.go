@@ -339,7 +339,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 				supported = supported || same
 			case disagrees(bc, sc.c):
 				if (corrects || bc.class == classFact) && !s.frozen(b) {
-					s.retire(b, e, t)
+					s.retire(ctx, b, e, t, bc.object)
 					retired = append(retired, b)
 				} else {
 					s.weigh(b, e, Contradicts)
@@ -390,7 +390,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 			if frozen {
 				s.weigh(b, e, Contradicts) // kept as the user decided
 			} else {
-				s.retire(b, e, t)
+				s.retire(ctx, b, e, t, sw[0])
 			}
 			nc := claim{subject: bc.subject, class: classFact, polarity: 1, object: sw[1]}
 			if sw[1] != "" && s.deniedClaim(nc, partKey(b.Scope, b.ProjectPath)) == nil {
@@ -406,7 +406,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	// slot, is no longer current.
 	for _, old := range olds {
 		s.supersedeMentions(ctx, e, old)
-		s.retireMentions(e, old, claims, t)
+		s.retireMentions(ctx, e, old, claims, t)
 	}
 	return true
 }
@@ -550,7 +550,8 @@ func (s *cycle) weigh(b *belief.Belief, e *episode.Episode, rel Relation) {
 // retire ends a belief the user corrected: it is contradicted with the
 // statement's weight and kept as revised, so that promotion shows it as
 // [NO LONGER TRUE] once and then removes it.
-func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
+func (s *cycle) retire(ctx context.Context, b *belief.Belief, e *episode.Episode, at time.Time, old string) {
+	s.keepRest(ctx, b, e, old)
 	s.weigh(b, e, Contradicts)
 	before := snapshot(b)
 	before["statement"] = b.Statement
@@ -563,12 +564,53 @@ func (s *cycle) retire(b *belief.Belief, e *episode.Episode, at time.Time) {
 	s.record(b, store.ActionRevised, e.ID, "corrected by the user", before)
 	s.events[len(s.events)-1].After["statement"] = b.Statement
 	s.log.Info("belief corrected", "id", b.ID, "by", e.ID)
-	// The exchanges that said the old value are not current any more.
+	// The exchanges that said the old value are not current any more:
+	// the belief's evidence, and the project's other exchanges that name
+	// it ("risk-engine targets Java 11" beside the belief "We're on Java
+	// 11." it did not form).
 	for _, id := range b.Supporting {
 		if id != e.ID {
 			s.supersede(id, e.ID, "what it said was corrected")
 		}
 	}
+	if b.Scope == episode.ScopeProject && b.ProjectPath == e.ProjectPath {
+		s.supersedeMentions(ctx, e, old)
+	}
+}
+
+// keepRest keeps what a belief the user corrected said besides the value
+// they corrected (old): "Static assets are served through CloudFront, and
+// images get converted to AVIF at build time." corrected for CloudFront
+// leaves "Images get converted to AVIF at build time." active, as its
+// child with its evidence and confidence, so that a correction changes its
+// own slot only. The child claims no slot (its statement is all there is
+// of it: a later statement supports or corrects it by its words). A belief
+// whose rest is not a clause of its own (withoutClauses) is retired whole.
+func (s *cycle) keepRest(ctx context.Context, b *belief.Belief, e *episode.Episode, old string) {
+	if old == "" || lexicon.NoContent(old) != "" {
+		return
+	}
+	names := func(t string) bool {
+		return slices.ContainsFunc(nameForms(old), func(n string) bool { return mentions(t, n) })
+	}
+	rest, ok := withoutClauses(b.Statement, names)
+	if !ok {
+		return
+	}
+	support := slices.DeleteFunc(slices.Clone(b.Supporting), func(id string) bool { return id == e.ID })
+	if len(support) == 0 {
+		return
+	}
+	reason := fmt.Sprintf("what it said besides %q, which the user corrected in %s", old, e.ID)
+	nb := s.child(ctx, b, Candidate{Statement: rest, Subject: normTerm(rest), Timeframe: belief.TimeCurrent}, support, reason)
+	nb.Alpha, nb.Beta, nb.EvidenceCount = b.Alpha, b.Beta, b.EvidenceCount
+	nb.Kind, nb.Speculative = b.Kind, b.Speculative
+	nb.PeakConfidence = nb.Confidence()
+	s.add(nb)
+	s.formed(nb, b.ID, "the rest of "+b.ID+" after a correction")
+	b.Children = append(b.Children, nb.ID)
+	s.st.Created++
+	s.log.Info("belief kept in part", "old", b.ID, "new", nb.ID, "by", e.ID)
 }
 
 // projectSlot reports whether the project at path holds an active belief
@@ -628,7 +670,7 @@ func (s *cycle) supersedeMentions(ctx context.Context, e *episode.Episode, old s
 // they also name what the correction installs (then they report the
 // change) or are the correction's own. A belief the user pinned or denied
 // stays as they decided.
-func (s *cycle) retireMentions(e *episode.Episode, old string, claims []statedClaim, at time.Time) {
+func (s *cycle) retireMentions(ctx context.Context, e *episode.Episode, old string, claims []statedClaim, at time.Time) {
 	if old == "" || e.ProjectPath == "" || lexicon.NoContent(old) != "" {
 		return
 	}
@@ -659,14 +701,20 @@ func (s *cycle) retireMentions(e *episode.Episode, old string, claims []statedCl
 			}
 			continue
 		}
-		s.retire(b, e, at)
+		s.retire(ctx, b, e, at, old)
 	}
 }
 
 // withoutClauses is statement without its clauses (cut at "; ", ", and
-// ", ", ") that drop says to drop, when some are dropped and one that
-// reads as a clause of its own is left (it does not open on a pronoun or
-// a verb form: "it's written with …", "served by …" lean on what was cut).
+// ", ", ") that drop says to drop, when some are dropped and what is left
+// reads as a clause of its own. A clause that leans on what was cut is
+// given the subject of the sentence's first clause, when that one says
+// "<subject> is|are …": "The bot is hosted on Heroku, and it's written
+// with discord.py" without Heroku is "The bot is written with
+// discord.py.", "The CMS is on Django 3.2 LTS, served by gunicorn"
+// without Django 3.2 "The CMS is served by gunicorn.". Left without a
+// subject ("they", "which", a verb form after a first clause of another
+// shape), it is not a clause of its own.
 func withoutClauses(statement string, drop func(string) bool) (string, bool) {
 	body := strings.TrimRight(strings.TrimSpace(statement), ".!")
 	var parts []string
@@ -681,20 +729,63 @@ func withoutClauses(statement string, drop func(string) bool) (string, bool) {
 			kept = append(kept, strings.TrimSpace(p))
 		}
 	}
-	if len(kept) == 0 || len(kept) == len(parts) {
+	if len(kept) == 0 || len(kept) == len(parts) || kept[0] == "" {
 		return "", false
 	}
 	first := strings.ToLower(strings.Fields(kept[0] + " x")[0])
-	switch first {
-	case "it", "it's", "its", "they", "they're", "this", "that", "these", "those", "which", "and", "but", "so":
+	subject, copula := clauseSubject(parts[0])
+	lean := func(subject string) bool { return subject != "" && kept[0] != strings.TrimSpace(parts[0]) }
+	switch {
+	case first == "it's" || first == "it" && strings.HasPrefix(strings.ToLower(kept[0]), "it is "):
+		if !lean(subject) {
+			return "", false
+		}
+		rest := strings.TrimSpace(kept[0][strings.Index(kept[0], " ")+1:])
+		if first == "it" {
+			rest = strings.TrimSpace(rest[len("is"):])
+		}
+		kept[0] = subject + " " + copula + " " + rest
+	case first == "it":
+		if !lean(subject) {
+			return "", false
+		}
+		kept[0] = subject + kept[0][len("it"):]
+	case first == "its", first == "they", first == "they're", first == "this", first == "that", first == "these",
+		first == "those", first == "which", first == "and", first == "but", first == "so":
 		return "", false
-	}
-	if lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed") {
-		return "", false
+	case lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed"):
+		if !lean(subject) {
+			return "", false
+		}
+		if strings.HasSuffix(first, "ed") || strings.HasSuffix(first, "en") {
+			kept[0] = subject + " " + copula + " " + kept[0] // a participle: "served by gunicorn"
+		} else {
+			kept[0] = subject + " " + kept[0] // "writes to S3"
+		}
 	}
 	out := strings.Join(kept, ", ")
 	r, n := utf8.DecodeRuneInString(out)
 	return string(unicode.ToUpper(r)) + out[n:] + ".", true
+}
+
+// clauseSubject is the subject and copula of a clause "<subject> is|are
+// …" whose subject is one to five words and no pronoun ("", "" for any
+// other clause).
+func clauseSubject(clause string) (subject, copula string) {
+	words := strings.Fields(clause)
+	for i, w := range words {
+		if i > 5 {
+			break
+		}
+		if lw := strings.ToLower(w); (lw == "is" || lw == "are") && i > 0 {
+			switch strings.ToLower(words[0]) {
+			case "it", "they", "this", "that", "there", "here", "we", "i", "you":
+				return "", ""
+			}
+			return strings.Join(words[:i], " "), lw
+		}
+	}
+	return "", ""
 }
 
 // reword gives belief b the statement text, because e said what the rest

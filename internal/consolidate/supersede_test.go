@@ -204,3 +204,32 @@ func TestCorrectionKeepsAnotherSlotsBelief(t *testing.T) {
 		t.Errorf("history of the reworded belief: %+v", last)
 	}
 }
+
+// A belief whose own slot the user corrects keeps what else it said: the
+// rest is a new active belief, the retired one's child, with its
+// confidence.
+func TestCorrectionKeepsTheRestOfItsBelief(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(0, "the bot is hosted on Heroku, and it's written with discord.py")
+	old := w.find("The bot is hosted on Heroku, and it's written with discord.py.")
+	if old == nil {
+		w.dump()
+		t.Fatal("no belief of the sentence: the check shows nothing")
+	}
+	w.day(1, "actually the bot runs on Railway now, not Heroku")
+	if b := w.find("The bot is hosted on Heroku, and it's written with discord.py."); b == nil || b.Status != "revised" {
+		w.dump()
+		t.Fatalf("the corrected belief: %+v", b)
+	}
+	rest := w.find("The bot is written with discord.py.")
+	if rest == nil || rest.Status != "active" || rest.ParentID != old.ID || rest.Confidence() < old.Confidence()-1e-9 {
+		w.dump()
+		t.Fatalf("the rest of the corrected belief: %+v (the old one was at %.2f)", rest, old.Confidence())
+	}
+	// It holds no slot: a later word on hosting does not touch it.
+	w.day(2, "we moved the bot off Railway, it's on Fly.io now")
+	if b := w.find("The bot is written with discord.py."); b == nil || b.Status != "active" {
+		w.dump()
+		t.Errorf("after a second hosting correction: %+v", b)
+	}
+}
