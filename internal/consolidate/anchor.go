@@ -116,10 +116,58 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 		}
 		name = n
 	}
+	if name == "" {
+		// No named thing the reading knew ("beanstalkd is gone. it's SQS
+		// now": an unknown lower-case word is no entity): what the
+		// project's earlier statements installed (a preference's subject,
+		// a fact's value), which name what it used, is looked for in the
+		// change's words the same way.
+		var ok bool
+		if name, ok = s.statedValueNamed(ctx, e, text, installs); !ok {
+			return olds
+		}
+	}
 	if name == "" || slices.ContainsFunc(olds, func(o string) bool { return sameName(o, name) }) {
 		return olds
 	}
 	return append(olds, name)
+}
+
+// statedBefore bounds the earlier statements statedValueNamed reads.
+const statedBefore = 200
+
+// statedValueNamed is the one value an earlier statement of e's project
+// installed (a preference's subject, a fact's value; read from the
+// store, whatever became of it, so that a re-consolidation finds what the
+// first one did) that text names as a whole word and that is none of
+// installs nor the project's name; ok is false when two such values are
+// named (which one was left is not known) or the store cannot say.
+func (s *cycle) statedValueNamed(ctx context.Context, e *episode.Episode, text string, installs []string) (name string, ok bool) {
+	eps, err := s.c.DB.StatedBefore(ctx, e.ProjectPath, when(e), statedBefore)
+	if err != nil {
+		s.log.Warn("earlier statements not looked up", "episode", e.ID, "err", err)
+		return "", false
+	}
+	for _, o := range eps {
+		for _, sg := range o.Signals {
+			if !sg.Stated || sg.Polarity <= 0 || sg.Kind == episode.SignalCorrection || sg.Kind == episode.SignalSwitch {
+				continue
+			}
+			v := strings.ToLower(strings.TrimSpace(sg.Subject))
+			if sg.Kind == episode.SignalFact {
+				v = strings.ToLower(strings.TrimSpace(sg.Object))
+			}
+			if v == "" || lexicon.NoContent(v) != "" || projectName(e, v) || !mentions(text, v) ||
+				slices.ContainsFunc(installs, func(t string) bool { return sameName(t, v) || mentions(t, v) || mentions(v, t) }) {
+				continue
+			}
+			if name != "" && !sameName(name, v) {
+				return "", false
+			}
+			name = v
+		}
+	}
+	return name, true
 }
 
 // projectName reports whether name is e's project's name, hyphens,

@@ -395,7 +395,10 @@ func (c *Consolidator) statedPending(ctx context.Context, seq int64, n int) bool
 		return false // the triggers decide without it
 	}
 	for _, e := range eps {
-		if claims, _, _ := statedOf(&e.Episode); len(claims) > 0 {
+		// A correction counts even when it states nothing new of its own
+		// ("beanstalkd is gone"): the old value must stop being current
+		// now.
+		if claims, switches, corrects := statedOf(&e.Episode); len(claims) > 0 || len(switches) > 0 || corrects {
 			return true
 		}
 	}

@@ -173,6 +173,24 @@ func TestTriggers(t *testing.T) {
 	}
 }
 
+// A correction the user states runs a cycle at once, even one that
+// states no new value of its own ("beanstalkd is gone"): the old value
+// must stop being current now, not after the episode threshold.
+func TestCorrectionTriggers(t *testing.T) {
+	f := newFixture(t)
+	f.run(t0)
+	noForce := func(c *Consolidator) { c.Options.Force = false; c.Options.EpisodeThreshold = 20 }
+	f.add(t0, "fixed the flaky login test")
+	if st := f.run(t0.Add(time.Hour), noForce); st.Skipped == "" {
+		t.Fatalf("an episode that states nothing ran a cycle: %+v", st)
+	}
+	f.add(t0, "beanstalkd is gone", episode.Signal{Kind: episode.SignalCorrection, Subject: "beanstalkd", Polarity: -1,
+		Stated: true, Text: "beanstalkd is gone"})
+	if st := f.run(t0.Add(time.Hour), noForce); st.Skipped != "" {
+		t.Fatalf("a stated correction waited for the threshold: %+v", st)
+	}
+}
+
 func TestSingletonsNeverBecomeBeliefs(t *testing.T) {
 	f := newFixture(t)
 	f.add(t0, "I prefer bun for scripts", pref("bun"))

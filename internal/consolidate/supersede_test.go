@@ -233,3 +233,30 @@ func TestCorrectionKeepsTheRestOfItsBelief(t *testing.T) {
 		t.Errorf("after a second hosting correction: %+v", b)
 	}
 }
+
+// TestCorrectionOldValueFromStatements: a correction that names its old
+// value only as a word no reading takes for a name ("beanstalkd is gone.
+// it's SQS now") retires what an earlier statement of the project
+// installed under that word; a value two earlier statements installed
+// and a value the correction installs are not taken for it.
+func TestCorrectionOldValueFromStatements(t *testing.T) {
+	w := newStatedWorld(t)
+	jobs := "order jobs go through beanstalkd, tube name orders"
+	docs := "the API docs are generated with Redoc from openapi.yaml"
+	w.day(0, jobs, docs)
+	if b := w.find("Order jobs go through beanstalkd, tube name orders."); b == nil {
+		w.dump()
+		t.Fatal("no belief of the first statement: the check shows nothing")
+	}
+	gone := "beanstalkd is gone. it's SQS now, one queue per consumer"
+	w.day(1, gone)
+	w.wantLifecycles([]string{jobs}, []string{docs, gone})
+	if b := w.find("Order jobs go through beanstalkd, tube name orders."); b == nil || b.Status != "revised" {
+		w.dump()
+		t.Errorf("the old value's belief after the correction: %+v", b)
+	}
+	if b := w.find("The API docs are generated with Redoc from openapi.yaml."); b == nil || b.Status != "active" {
+		w.dump()
+		t.Errorf("another slot's belief after the correction: %+v", b)
+	}
+}

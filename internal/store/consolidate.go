@@ -80,6 +80,15 @@ func (db *DB) episodesHolding(ctx context.Context, what, cond, projectPath, term
 		ORDER BY occurred_at DESC LIMIT ?`, projectPath, ms(before), like, like, limit)
 }
 
+// StatedBefore returns up to limit episodes of a project that occurred
+// before a time and state something (a stated signal), newest first,
+// whatever their lifecycle.
+func (db *DB) StatedBefore(ctx context.Context, projectPath string, before time.Time, limit int) ([]episode.Episode, error) {
+	return db.queryEpisodes(ctx, "stated episodes", "SELECT "+episodeCols+` FROM episodes
+		WHERE project_path = ? AND occurred_at < ? AND signals LIKE '%"stated":true%'
+		ORDER BY occurred_at DESC LIMIT ?`, projectPath, ms(before), limit)
+}
+
 // CorrectingEpisodes returns the episodes of the given projects that hold
 // a switch or a correction signal (the caller reads which), whatever their
 // lifecycle.
