@@ -127,10 +127,43 @@ func (s *cycle) anchorOld(ctx context.Context, e *episode.Episode) []string {
 			return olds
 		}
 	}
-	if name == "" || slices.ContainsFunc(olds, func(o string) bool { return sameName(o, name) }) {
+	if name == "" || slices.ContainsFunc(olds, func(o string) bool { return sameName(o, name) }) || s.pervasive(ctx, e, name) {
 		return olds
 	}
 	return append(olds, name)
+}
+
+// A value found this way is a guess from the store, not the user's words:
+// one that many of the project's exchanges name is what the project is
+// about (a person in every turn, its main tool), and retiring it would
+// take a large part of the project's memory out of what is current. So a
+// guess named by more than guessShare of the project's earlier exchanges,
+// and by more than guessMin of them, is not taken. (LoCoMo: a chat turn
+// read as a correction guessed its speaker, named in 132 of 340 turns.)
+const (
+	guessShare = 0.25
+	guessMin   = 10
+)
+
+// pervasive reports whether name is too common in e's project to be
+// guessed as its old value (see guessShare).
+func (s *cycle) pervasive(ctx context.Context, e *episode.Episode, name string) bool {
+	total, err := s.c.DB.ProjectEpisodes(ctx, e.ProjectPath, when(e))
+	if err != nil || total <= guessMin {
+		return err != nil
+	}
+	limit := max(guessMin, int(guessShare*float64(total)))
+	eps, err := s.c.DB.EpisodesNaming(ctx, e.ProjectPath, name, when(e), limit+1)
+	if err != nil {
+		return true
+	}
+	n := 0
+	for _, o := range eps {
+		if mentions(o.Summary+"\n"+o.Context, name) {
+			n++
+		}
+	}
+	return n > limit
 }
 
 // statedBefore bounds the earlier statements statedValueNamed reads.

@@ -260,3 +260,37 @@ func TestCorrectionOldValueFromStatements(t *testing.T) {
 		t.Errorf("another slot's belief after the correction: %+v", b)
 	}
 }
+
+// A guessed old value that many of the project's exchanges name is not
+// taken (guessShare): a value the change names only as a word no reading
+// takes for its old side, found among what earlier statements installed,
+// is a guess; when it is in most of the project's exchanges it is what the
+// project is about (a chat's speaker), and one turn read as a correction
+// must not take a large part of the project's memory out of what is
+// current. The same words with the value in few exchanges are taken
+// (TestCorrectionOldValueFromStatements).
+func TestCorrectionGuessNotPervasive(t *testing.T) {
+	w := newStatedWorld(t)
+	jobs := "order jobs go through beanstalkd, tube name orders"
+	turns := []string{jobs}
+	for _, p := range []string{"the lake", "the old mill", "the ridge", "the river trail", "the quarry", "the north woods",
+		"the dunes", "the falls", "the canyon", "the pine forest", "the meadow", "the cliffs"} {
+		turns = append(turns, fmt.Sprintf("beanstalkd and I went walking to %s, and we talked about %s for an hour", p, p))
+	}
+	w.day(0, turns...)
+	w.day(1, "beanstalkd is gone. it's SQS now, one queue per consumer")
+	got := w.lifecycles()
+	n := 0
+	for _, u := range turns {
+		if got[u] != "" {
+			n++
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d of %d exchanges that name a guessed old value superseded", n, len(turns))
+	}
+	if b := w.find("Order jobs go through beanstalkd, tube name orders."); b == nil || b.Status != "active" {
+		w.dump()
+		t.Errorf("the belief of a guessed old value named in every exchange: %+v", b)
+	}
+}

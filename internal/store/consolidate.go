@@ -80,6 +80,18 @@ func (db *DB) episodesHolding(ctx context.Context, what, cond, projectPath, term
 		ORDER BY occurred_at DESC LIMIT ?`, projectPath, ms(before), like, like, limit)
 }
 
+// ProjectEpisodes counts the episodes of a project that occurred before a
+// time, whatever their lifecycle.
+func (db *DB) ProjectEpisodes(ctx context.Context, projectPath string, before time.Time) (int, error) {
+	var n int
+	err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM episodes WHERE project_path = ? AND occurred_at < ?",
+		projectPath, ms(before)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: project episodes: %w", err)
+	}
+	return n, nil
+}
+
 // StatedBefore returns up to limit episodes of a project that occurred
 // before a time and state something (a stated signal), newest first,
 // whatever their lifecycle.
