@@ -269,6 +269,7 @@ func (s *cycle) stated(ctx context.Context, e *episode.Episode) bool {
 	claims, switches, corrects := statedOf(e)
 	claims = append(claims, s.correctedFacts(e, claims)...)
 	claims = append(claims, installed(e, claims)...)
+	s.versionSlots(e, claims)
 	// A correction that says what holds now ("we moved off Fly.io,
 	// everything runs on Render now") is one belief, the new value's: its
 	// turning away from the old value retires what said it and is no

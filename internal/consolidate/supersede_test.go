@@ -294,3 +294,30 @@ func TestCorrectionGuessNotPervasive(t *testing.T) {
 		t.Errorf("the belief of a guessed old value named in every exchange: %+v", b)
 	}
 }
+
+// Two versions of one thing are one slot's values whatever each
+// statement's subject: the later statement corrects the earlier, and no
+// other slot (TestOneSlot: subjects of two slots stay apart).
+func TestVersionedFactsOneSlot(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(0, "we're on Python 3.9 in prod, so no match statements", "the http layer is FastAPI, the queue is redis")
+	if b := w.find("We're on Python 3.9 in prod."); b == nil || b.Status != "active" {
+		w.dump()
+		t.Fatalf("no belief of the first version: the check shows nothing (%+v)", b)
+	}
+	w.day(1, "prod runs Python 3.12 since the base image bump")
+	if b := w.find("We're on Python 3.9 in prod."); b == nil || b.Status != "revised" {
+		w.dump()
+		t.Errorf("the earlier version after the later one: %+v", b)
+	}
+	if b := w.find("Prod runs Python 3.12 since the base image bump."); b == nil || b.Status != "active" || b.Subject != "python" {
+		w.dump()
+		t.Errorf("the later version: %+v", b)
+	}
+	for _, s := range []string{"The http layer is FastAPI, the queue is redis.", "No match statements."} {
+		if b := w.find(s); b == nil || b.Status != "active" {
+			w.dump()
+			t.Errorf("%q: %+v", s, b)
+		}
+	}
+}
