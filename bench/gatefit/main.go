@@ -6,7 +6,12 @@
 // gate.json).
 //
 //	go run ./bench/gatefit -locomo-homes DIR -prefeval-homes DIR2 -prompts FILE \
-//		[-replay DIR3 -replay-prompts FILE] [-out internal/recall/gate.json -go internal/recall/gate_policy.go]
+//		[-replay DIR3 -replay-prompts FILE] [-out internal/recall/gate.json -go internal/recall/gate_policy.go] \
+//		[-dense-from internal/recall/gate.json]
+//
+// Two gates are fitted: the sentence embedder's and the lexical one
+// (recall by words alone); -dense-from keeps the first as a policy file
+// has it and fits the lexical one only.
 //
 // The stores are those the benchmarks keep: `bench/locomo -keep DIR` (one
 // HOME per conversation) and `bench/prefeval -keep DIR2` (one per user),
@@ -92,6 +97,7 @@ type options struct {
 	out, dump, features     string
 	goOut                   string
 	lexical, veto           bool
+	denseFrom               string
 	model                   string
 	trees, depth            int
 	rows                    string
@@ -122,6 +128,7 @@ func main() {
 	flag.StringVar(&o.model, "model", "trees", "linear (logistic regression) or trees (boosted)")
 	flag.IntVar(&o.trees, "trees", 100, "trees of the boosted model")
 	flag.IntVar(&o.depth, "depth", 3, "depth of its trees")
+	flag.StringVar(&o.denseFrom, "dense-from", "", "keep the sentence embedder's gate of this policy file (internal/recall/gate.json) and fit the lexical one only")
 	flag.BoolVar(&o.veto, "veto", false, "fit on the candidates the hand-set gate passes only, and let the model veto them")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -328,11 +335,26 @@ func run(o options) error {
 
 func fitAll(o options, name string, denseNames []string, dense, lexical []Row, centroid []float32, norm float64) error {
 	pol := recall.Policy{}
-	dm, err := fitGate(name, denseNames, dense, o, centroid, norm)
-	if err != nil {
-		return err
+	if o.denseFrom != "" {
+		// The gate of the sentence embedder as it was fitted before: a fit
+		// of the other one changes nothing of it.
+		kept, err := recall.LoadPolicy(o.denseFrom)
+		if err != nil {
+			return err
+		}
+		g := kept.Gate(name)
+		if g == nil {
+			return fmt.Errorf("%s holds no gate of %s", o.denseFrom, name)
+		}
+		fmt.Printf("\n== gate %s: kept from %s\n", name, o.denseFrom)
+		pol.Gates = append(pol.Gates, *g)
+	} else {
+		dm, err := fitGate(name, denseNames, dense, o, centroid, norm)
+		if err != nil {
+			return err
+		}
+		pol.Gates = append(pol.Gates, dm)
 	}
-	pol.Gates = append(pol.Gates, dm)
 	if o.lexical {
 		lm, err := fitGate("", lexicalFeatures, lexical, o, nil, 0)
 		if err != nil {
