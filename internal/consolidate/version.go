@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ func (s *cycle) versionSlots(e *episode.Episode, claims []statedClaim) {
 			continue
 		}
 		name, version, ok := versioned(c.object)
-		if !ok || s.activeFact(e.ProjectPath, c.subject) {
+		if !ok || s.projectSlot(e.ProjectPath, c) {
 			continue
 		}
 		var slot string
@@ -79,26 +80,8 @@ func (s *cycle) versionSlots(e *episode.Episode, claims []statedClaim) {
 			continue
 		}
 		claims[i].c.subject = slot
-		if d := asWritten(user, slot); d != "" {
-			claims[i].display = d
-		} else {
-			claims[i].display = slot
-		}
+		claims[i].display = cmp.Or(asWritten(user, slot), slot)
 	}
-}
-
-// activeFact reports whether the project at path holds an active fact
-// about subject.
-func (s *cycle) activeFact(path, subject string) bool {
-	for _, id := range s.order {
-		b := s.beliefs[id]
-		bc, ok := beliefClaim(b)
-		if ok && b.Status == belief.StatusActive && bc.class == classFact && bc.subject == subject &&
-			b.Scope == episode.ScopeProject && b.ProjectPath == path {
-			return true
-		}
-	}
-	return false
 }
 
 // oneSlot reports whether subjects a and b of two versions of the thing
