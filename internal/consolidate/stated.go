@@ -823,6 +823,9 @@ func (s *cycle) supersedeLate(ctx context.Context, eps []store.SeqEpisode) {
 	}
 	for i := range corr {
 		c := &corr[i]
+		if s.resolveTentative(ctx, c); !correcting(c) {
+			continue
+		}
 		olds := s.oldValuesOf(ctx, c)
 		if len(olds) == 0 {
 			continue

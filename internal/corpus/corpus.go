@@ -185,7 +185,9 @@ func Claims(ctx context.Context, x extract.Extractor, text string) ([]consolidat
 	if err != nil {
 		return nil, err
 	}
-	e := episode.Episode{Signals: d.Signals, Scope: d.Scope}
+	// A tentative correction stands only against a memory that holds what
+	// it retires, which a sentence read alone has none of.
+	e := episode.Episode{Signals: episode.Sure(d.Signals), Scope: d.Scope}
 	return consolidate.Claims(&e), nil
 }
 

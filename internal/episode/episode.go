@@ -54,6 +54,32 @@ type Signal struct {
 	// inferred from the assistant's side or by a model. A stated signal
 	// becomes a belief at once (see package consolidate).
 	Stated bool `json:"stated,omitempty"`
+	// Tentative marks a correction (and the switch away it implies) that
+	// the reading of the sentence alone is not sure of: it stands only
+	// where the project's memory holds what it would retire (see package
+	// consolidate); until then it counts for nothing (no kind, no
+	// importance, no belief).
+	Tentative bool `json:"tentative,omitempty"`
+}
+
+// Sure returns sigs without the tentative ones (Signal.Tentative).
+func Sure(sigs []Signal) []Signal {
+	n := 0
+	for _, s := range sigs {
+		if !s.Tentative {
+			n++
+		}
+	}
+	if n == len(sigs) {
+		return sigs
+	}
+	out := make([]Signal, 0, n)
+	for _, s := range sigs {
+		if !s.Tentative {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Episode is one remembered exchange.

@@ -88,7 +88,7 @@ func Classify(typ string, sigs []Signal, user []string, at time.Time, toolWork b
 	kind = KindOfType(typ)
 	stated := false
 	for _, s := range sigs {
-		if s.Stated {
+		if s.Stated && !s.Tentative {
 			stated = true
 		}
 	}

@@ -135,12 +135,15 @@ func (l *Local) Extract(ctx context.Context, in Input) (Draft, error) {
 		Entities: ents.result(),
 		Signals:  sc.sigs,
 	}
-	d.Type = episodeType(x, sc.sigs)
-	d.Kind, d.Speculative, d.DueAt = episode.Classify(d.Type, sc.sigs, x.user, in.TurnAt, x.toolCalls > 0)
+	// A tentative correction counts for nothing until consolidation finds
+	// what it retires: the exchange is typed and weighed without it.
+	sure := episode.Sure(sc.sigs)
+	d.Type = episodeType(x, sure)
+	d.Kind, d.Speculative, d.DueAt = episode.Classify(d.Type, sure, x.user, in.TurnAt, x.toolCalls > 0)
 	trivial := ack(x.user)
-	d.Importance = importance(x, sc.sigs, len(content), trivial)
-	d.Scope = scope(sc.sigs, ents.projectPaths)
-	d.Skip = trivial && len(sc.sigs) == 0 && x.toolCalls == 0 ||
+	d.Importance = importance(x, sure, len(content), trivial)
+	d.Scope = scope(sure, ents.projectPaths)
+	d.Skip = trivial && len(sure) == 0 && x.toolCalls == 0 ||
 		len(x.user) == 0 && len(x.assistant) == 0 && x.writes == 0 ||
 		len(x.user) == 0 && x.toolCalls == 0 && len(strings.Join(x.assistant, " ")) <= maxBareReply
 	return d, nil

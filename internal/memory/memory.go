@@ -170,7 +170,11 @@ func writeEpisode(w io.Writer, ep episode.Episode) {
 		fmt.Fprintf(w, "entities:  %s\n", strings.Join(ep.Entities, ", "))
 	}
 	for _, sig := range ep.Signals {
-		fmt.Fprintf(w, "signal:    %s %q (polarity %+d) %s\n", sig.Kind, sig.Subject, sig.Polarity, sig.Text)
+		tentative := ""
+		if sig.Tentative {
+			tentative = " tentative"
+		}
+		fmt.Fprintf(w, "signal:    %s%s %q (polarity %+d) %s\n", sig.Kind, tentative, sig.Subject, sig.Polarity, sig.Text)
 	}
 	fmt.Fprintf(w, "sessions:  %s\naccess:    %d times, stability %.2f days\nextractor: %s · embedder %s\n\n%s\n",
 		strings.Join(ep.SessionIDs, ", "), ep.AccessCount+1, ep.Stability, ep.Extractor, ep.Embedder, ep.Context)

@@ -1,0 +1,157 @@
+package consolidate
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/engram-memory/engram/internal/episode"
+	"github.com/engram-memory/engram/internal/lexicon"
+)
+
+// Tentative corrections.
+//
+// The reading of a sentence alone is often unsure of a correction said in
+// passing or in few words ("we swapped Redux out for Zustand in the app",
+// "the cluster got upgraded to 1.30 on Tuesday"): the extractor marks such
+// a correction tentative (episode.Signal.Tentative) rather than drop it.
+// What makes it one is what the project's memory holds: a correction
+// retires something that was there. So a tentative correction stands when
+// what it installs is new to the project (no earlier exchange of it names
+// it: "we've migrated away from Jenkins." installs nothing new) and what
+// it retires is there:
+//   - an old value it names (or the one anchorOld finds in its sentences)
+//     that an earlier exchange of the project names, or
+//   - the thing of a versioned value it installs ("postgres 16") that an
+//     earlier exchange names (at another version: the new one is new).
+// Otherwise it counts for nothing. An exchange whose change the reading
+// is sure of keeps only that: the unsure readings of its other sentences
+// add nothing to it. The decision is made from the store each time the
+// episode is read for consolidation (nothing is rewritten), so a
+// re-consolidation or a backfill makes the same one.
+
+// resolveTentative decides e's tentative signals (see above): they become
+// ordinary statements, or they are dropped from e (in memory only).
+func (s *cycle) resolveTentative(ctx context.Context, e *episode.Episode) {
+	if !slices.ContainsFunc(e.Signals, func(sg episode.Signal) bool { return sg.Tentative }) {
+		return
+	}
+	sure := episode.Sure(e.Signals)
+	if e.ProjectPath == "" || correcting(&episode.Episode{Signals: sure}) {
+		e.Signals = sure
+		return
+	}
+	// A tentative correction that installs what the project already names
+	// installs nothing new: of the two values a change names, the one the
+	// memory holds is the one it moves away from ("ignore what I said
+	// about eslint for this repo, biome does the linting here now": its
+	// first clause read alone installs eslint).
+	c := *e
+	c.Signals = nil
+	installs := false
+	for _, sg := range e.Signals {
+		if sg.Tentative && sg.Kind == episode.SignalCorrection {
+			switch {
+			case sg.Polarity <= 0 || sg.Subject == "":
+				continue
+			case s.namedBefore(ctx, e, sg.Subject):
+				sg.Kind, sg.Object = episode.SignalSwitch, ""
+			default:
+				installs = true
+			}
+		}
+		sg.Tentative = false
+		c.Signals = append(c.Signals, sg)
+	}
+	if installs && s.retiresHeld(ctx, &c) {
+		e.Signals = c.Signals
+		return
+	}
+	e.Signals = sure
+}
+
+// retiresHeld reports whether the change e states (its tentative signals
+// made ordinary, those that install nothing new left out) retires a value
+// the project's earlier statements installed or named (see heldValues): an old
+// value it names, or the thing of a versioned value it installs at
+// another version. Any word an earlier exchange used is not enough: a
+// chat turn "it's been ages since we last chatted" read as a correction
+// retiring "chatted" would take every exchange that says so out of what
+// is current. Nor is a value too many of the project's exchanges name
+// (pervasive): it is what the project is about.
+func (s *cycle) retiresHeld(ctx context.Context, e *episode.Episode) bool {
+	var installs []string
+	for _, sg := range e.Signals {
+		if sg.Kind == episode.SignalCorrection && sg.Polarity > 0 && sg.Subject != "" && !slices.Contains(installs, sg.Subject) {
+			installs = append(installs, sg.Subject)
+		}
+	}
+	held := s.heldValues(ctx, e)
+	if len(held) == 0 {
+		return false
+	}
+	for _, o := range s.anchorOld(ctx, e) {
+		if lexicon.NoContent(o) != "" || slices.ContainsFunc(installs, func(in string) bool { return sameName(in, o) || mentions(in, o) }) {
+			continue
+		}
+		if slices.ContainsFunc(held, func(v string) bool { return sameName(v, o) || mentions(v, o) }) && !s.pervasive(ctx, e, o) {
+			return true
+		}
+	}
+	for _, in := range installs {
+		name, version, ok := versioned(in)
+		if !ok || projectName(e, name) {
+			continue
+		}
+		if slices.ContainsFunc(held, func(v string) bool {
+			n, ver, ok := versioned(v)
+			return ok && sameName(n, name) && ver != version
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// heldValues are the values the earlier statements of e's project
+// installed, whatever became of them: a preference's subject, a fact's
+// subject and value, and the named things of the exchanges that state
+// them (lower case): "global state is Redux, and the app is built with
+// Expo" read as the build tool's fact still names Redux.
+func (s *cycle) heldValues(ctx context.Context, e *episode.Episode) []string {
+	eps, err := s.c.DB.StatedBefore(ctx, e.ProjectPath, when(e), statedBefore)
+	if err != nil {
+		s.log.Warn("earlier statements not looked up", "episode", e.ID, "err", err)
+		return nil
+	}
+	var out []string
+	add := func(v string) {
+		if v = strings.ToLower(strings.TrimSpace(v)); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, o := range eps {
+		if o.ID == e.ID {
+			continue
+		}
+		states := false
+		for _, sg := range o.Signals {
+			if !sg.Stated || sg.Tentative || sg.Polarity <= 0 || sg.Kind == episode.SignalCorrection || sg.Kind == episode.SignalSwitch {
+				continue
+			}
+			states = true
+			add(sg.Subject)
+			if sg.Kind == episode.SignalFact {
+				add(sg.Object)
+			}
+		}
+		if states {
+			for _, ent := range o.Entities {
+				if lexicon.NoContent(strings.ToLower(ent)) == "" {
+					add(ent)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package consolidate_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+func anyContainsFold(ss []string, sub string) bool {
+	return slices.ContainsFunc(ss, func(s string) bool { return containsFold(s, sub) })
+}
+
+// activeStatements returns the statements of the active beliefs.
+func (w *statedWorld) activeStatements() []string {
+	w.t.Helper()
+	var out []string
+	all, err := w.db.ListBeliefs(w.ctx, store.BeliefFilter{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, b := range all {
+		if b.Status == belief.StatusActive {
+			out = append(out, b.Statement)
+		}
+	}
+	return out
+}
+
+// A correction the reading of its sentence alone is unsure of stands when
+// the project's memory holds what it retires: the name it moves away from,
+// or the thing of a versioned value at another version.
+func TestTentativeCorrectionStands(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		before, change string
+		old, new       string
+	}{
+		{"named", "we use eslint for linting in this repo. styling is Tailwind",
+			"ignore what I said about eslint for this repo, biome does the linting here now",
+			"we use eslint", "biome"},
+		{"versioned", "we build with Go 1.21, so no range-over-func. lint is golangci-lint",
+			"bumped the toolchain to Go 1.23, go.mod says so now",
+			"we build with Go 1.21", "go 1.23"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newStatedWorld(t)
+			w.day(0, tc.before)
+			w.day(1, tc.change)
+			got := w.lifecycles()
+			if got[tc.before] == "" {
+				w.dump()
+				t.Errorf("the exchange that held the old value is %q after the correction, want superseded", got[tc.before])
+			}
+			if got[tc.change] != "" {
+				t.Errorf("the correction itself is %q", got[tc.change])
+			}
+			active := w.activeStatements()
+			for _, s := range active {
+				if containsFold(s, tc.old) {
+					w.dump()
+					t.Errorf("a belief still holds the old value as current: %q", s)
+				}
+			}
+			if !anyContainsFold(active, tc.new) {
+				w.dump()
+				t.Errorf("no active belief holds the new value %q: %q", tc.new, active)
+			}
+		})
+	}
+}
+
+// Without what it would retire in the project's memory, a tentative
+// correction counts for nothing: no belief, nothing superseded, and the
+// exchange weighed as if it said nothing lasting.
+func TestTentativeCorrectionNeedsHeldValue(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(0, "the queue is redis, jobs are in worker/")
+	before := w.activeStatements()
+	w.day(1, "ignore what I said about eslint for this repo, biome does the linting here now",
+		"the cluster got upgraded to 1.30 on Tuesday")
+	after := w.activeStatements()
+	if len(after) != len(before) {
+		w.dump()
+		t.Errorf("active beliefs %q before, %q after corrections with nothing to retire", before, after)
+	}
+	for u, lc := range w.lifecycles() {
+		if lc != "" {
+			t.Errorf("%q is %s", u, lc)
+		}
+	}
+}
