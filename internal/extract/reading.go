@@ -542,6 +542,12 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 	kind := rd.Kind()
 	if t, _ := stripFillers(u.toks); len(t) == 0 || ackRemainder(t) || (len(t) > 1 && ackRemainder(t[1:]) && (t[0].w == "no" || t[0].w == "not")) {
 		return episode.Signal{}, nil, false // "no problem, please continue"
+	} else if conditional(t) && len(reading.Clauses(text)) <= 1 {
+		// A condition alone states nothing, as in the rules' clauses
+		// ("suppose we switched from npm to bun", "if we moved to
+		// Postgres"); one with what holds under it is a rule ("if you
+		// touch the schema, run make migrate").
+		return episode.Signal{}, nil, false
 	}
 	s := episode.Signal{Text: st.quote(), Polarity: 1, Stated: true}
 	if rd.Positive < 0.5 {

@@ -67,7 +67,9 @@ func (sc *scanner) scanUser(text string) {
 	for k := 0; k < len(sents); k++ {
 		st, ok := newSentence(m, text, sents[k])
 		if !ok {
-			continue
+			if st, ok = questionLead(m, text, sents[k]); !ok {
+				continue
+			}
 		}
 		st.off = sc.off
 		r := scanSentence(&st, false)
@@ -236,6 +238,39 @@ func newSentence(m string, text string, span [2]int) (sentence, bool) {
 		return sentence{}, false
 	}
 	return sentence{text: text, toks: toks, a: a, b: b}, true
+}
+
+// questionLead is what a request put as a question says before it asks,
+// as a sentence of its own: the clauses before its last, when the last one
+// asks the assistant to do something (asksYou) and the ones before it do
+// not ask ("since we dropped Travis for GitLab CI, can you update the
+// badge in the README?": "since we dropped Travis for GitLab CI"). A
+// question of one clause says nothing before it asks.
+func questionLead(m string, text string, span [2]int) (sentence, bool) {
+	a, b := span[0], span[1]
+	cls := reading.Clauses(text[a:b])
+	if len(cls) < 2 {
+		return sentence{}, false
+	}
+	end := a + cls[len(cls)-2][1]
+	last := tokenize(m, text, a+cls[len(cls)-1][0], b)
+	if len(last) < 2 || !strings.HasSuffix(strings.TrimSpace(m[a:b]), "?") || !asksYou(last) {
+		return sentence{}, false
+	}
+	return newSentence(m, text, [2]int{a, end})
+}
+
+// asksYou reports whether a clause asks the assistant to do something
+// ("can you port it to nx release?", "could you …", "would you …"): what
+// comes before it is what the request rests on. Before a question of
+// another kind it is what is asked about ("you never log the request id,
+// is that on purpose?").
+func asksYou(toks []token) bool {
+	switch toks[0].w {
+	case "can", "could", "would", "will":
+		return toks[1].w == "you"
+	}
+	return false
 }
 
 func (st *sentence) quote() string {
