@@ -666,6 +666,8 @@ func TestNormSubject(t *testing.T) {
 		{"tabs please", "tab"},
 		{"pnpm in all my projects", "pnpm"},
 		{"mocks for now", "mock"},
+		{"terraform btw", "terraform"},
+		{"redis anyway", "redis"},
 		{"using early returns whenever possible", "early return"},
 		{"very long subject with many words that goes on and on", "very long subject"},
 		{"run tests in the container before pushing to main", "test"},

@@ -184,6 +184,7 @@ var trailPhrases = [][]string{
 	{"in", "here"}, {"ok"}, {"okay"}, {"though"}, {"either"}, {"only"}, {"all", "the", "time"},
 	{"every", "time"}, {"whenever", "you", "can"}, {"if", "you", "can"}, {"then"}, {"now"}, {"right", "now"},
 	{"from", "now"}, {"personally"}, {"really"}, {"please", "thanks"}, {"thx"}, {"ty"},
+	{"btw"}, {"fyi"}, {"anyway"}, {"anyways"}, {"tbh"}, {"imo"},
 	{"last", "week"}, {"last", "month"}, {"last", "year"}, {"last", "time"}, {"last", "sprint"},
 	{"this", "week"}, {"this", "month"}, {"this", "year"}, {"yesterday"}, {"today"}, {"recently"},
 	{"a", "while", "ago"}, {"ago"}, {"lately"}, {"earlier"}, {"tonight"}, {"tomorrow"},
