@@ -129,7 +129,7 @@ var frameLeads = [][]string{
 }
 
 // frameTails close a clause without saying anything of it.
-var frameTails = setOfWords(`please pls plz thanks thx ty`)
+var frameTails = setOfWords(`please pls plz thanks thx ty btw fyi anyway anyways`)
 
 // trimFrame removes the words that frame a clause at its two ends.
 func trimFrame(c string) string {

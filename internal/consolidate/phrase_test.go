@@ -19,6 +19,7 @@ func TestPhrase(t *testing.T) {
 		{"We're on Postgres 16, so feel free to use MERGE", "Postgres 16", "We're on Postgres 16."},
 		// Requests and reminders lose their frame, keep their content.
 		{"can you always run gofmt before committing, thanks", "gofmt", "Always run gofmt before committing."},
+		{"no longer terraform btw", "terraform", "No longer terraform."},
 		{"remember that the staging box is staging.internal!", "staging.internal", "The staging box is staging.internal!"},
 		{"Stdlib net/http only; no gorilla or chi", "gorilla", "No gorilla or chi."},
 		{"in Go projects I prefer table-driven tests and I never use testify", "testify", "I never use testify."},
