@@ -469,7 +469,7 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 	}
 	newEps = slices.DeleteFunc(slices.Clone(newEps), func(e store.SeqEpisode) bool { return held[e.ID] })
 	for i := range newEps {
-		s.resolveTentative(ctx, &newEps[i].Episode)
+		s.resolve(ctx, &newEps[i].Episode)
 	}
 	s.st.Episodes = len(newEps)
 	levels, err := s.c.DB.BeliefLevels(ctx)
@@ -514,7 +514,7 @@ func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) 
 		}
 		for _, e := range older {
 			if !s.used[e.ID] && !held[e.ID] && !inBatch[e.ID] {
-				s.resolveTentative(ctx, &e.Episode)
+				s.resolve(ctx, &e.Episode)
 				pool = append(pool, e)
 			}
 		}
@@ -950,7 +950,7 @@ func (s *cycle) episodes(ctx context.Context, ids []string) ([]episode.Episode, 
 			return nil, err
 		}
 		for id, e := range got {
-			s.resolveTentative(ctx, &e)
+			s.resolve(ctx, &e)
 			s.epCache[id] = e
 		}
 	}

@@ -687,6 +687,12 @@ func (s *cycle) retireMentions(ctx context.Context, e *episode.Episode, old stri
 		text := b.Statement + "\n" + b.Subject + "\n" + b.Context
 		if !names(text) || slices.ContainsFunc(claims, func(c statedClaim) bool {
 			installs := c.c.polarity > 0 && c.c.subject != old && c.c.object != old
+			if c.c.class == classFact {
+				// What a fact installs is its value: its subject is the
+				// slot, which the old value's belief names too ("the
+				// cluster is on Kubernetes 1.27" for "cluster" at 1.30).
+				return installs && c.c.object != "" && mentions(text, c.c.object)
+			}
 			return installs && (mentions(text, c.c.subject) || c.c.object != "" && mentions(text, c.c.object))
 		}) {
 			continue
@@ -823,7 +829,7 @@ func (s *cycle) supersedeLate(ctx context.Context, eps []store.SeqEpisode) {
 	}
 	for i := range corr {
 		c := &corr[i]
-		if s.resolveTentative(ctx, c); !correcting(c) {
+		if s.resolve(ctx, c); !correcting(c) {
 			continue
 		}
 		olds := s.oldValuesOf(ctx, c)

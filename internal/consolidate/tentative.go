@@ -99,6 +99,9 @@ func (s *cycle) retiresHeld(ctx context.Context, e *episode.Episode) bool {
 		}
 	}
 	for _, in := range installs {
+		if _, _, ok := s.bareVersion(ctx, e, in); ok {
+			return true
+		}
 		name, version, ok := versioned(in)
 		if !ok || projectName(e, name) {
 			continue
@@ -154,4 +157,81 @@ func (s *cycle) heldValues(ctx context.Context, e *episode.Episode) []string {
 		}
 	}
 	return out
+}
+
+// A change may name the new version alone: "the cluster got upgraded to
+// 1.30 on Tuesday" after "the cluster is on Kubernetes 1.27". Its install
+// is a bare version ("1.30"), no thing; the thing is the one the project's
+// earlier statements gave a version of the same form ("kubernetes 1.27":
+// as many dots) for a subject the change names ("cluster"). The change
+// then installs the thing at the new version and turns away from it at
+// the old one ("kubernetes 1.30" for "kubernetes 1.27"). With two such
+// subjects or versions, which one is meant is not known.
+
+// bareVersion returns the versioned values that a change of e installing
+// the bare version v installs and retires (see above).
+func (s *cycle) bareVersion(ctx context.Context, e *episode.Episode, v string) (installs, retires string, ok bool) {
+	if e.ProjectPath == "" || !versionWord.MatchString(v) || !strings.ContainsRune(v, '.') {
+		return "", "", false
+	}
+	eps, err := s.c.DB.StatedBefore(ctx, e.ProjectPath, when(e), statedBefore)
+	if err != nil {
+		s.log.Warn("earlier statements not looked up", "episode", e.ID, "err", err)
+		return "", "", false
+	}
+	user := strings.ToLower(userText(e))
+	subject := ""
+	for _, o := range eps {
+		if o.ID == e.ID {
+			continue
+		}
+		for _, sg := range o.Signals {
+			if !sg.Stated || sg.Tentative || sg.Kind != episode.SignalFact || sg.Polarity <= 0 {
+				continue
+			}
+			subj := strings.ToLower(strings.TrimSpace(sg.Subject))
+			val := strings.ToLower(strings.TrimSpace(sg.Object))
+			name, ver, vok := versioned(val)
+			if !vok || ver == v || strings.Count(ver, ".") != strings.Count(v, ".") || subj == "" ||
+				lexicon.NoContent(subj) != "" || !mentions(user, subj) {
+				continue
+			}
+			if subject != "" && (subject != subj || retires != val) {
+				return "", "", false // two slots, or two versions: which one is meant is not known
+			}
+			subject, installs, retires = subj, name+" "+v, val
+		}
+	}
+	return installs, retires, subject != ""
+}
+
+// bareVersions makes each correction of e that installs a bare version
+// install the versioned value bareVersion gives, and turn away from the
+// one it retires, in memory.
+func (s *cycle) bareVersions(ctx context.Context, e *episode.Episode) {
+	var out []episode.Signal
+	for i, sg := range e.Signals {
+		if sg.Tentative || sg.Kind != episode.SignalCorrection || sg.Polarity <= 0 {
+			continue
+		}
+		if in, old, ok := s.bareVersion(ctx, e, sg.Subject); ok {
+			if out == nil {
+				out = slices.Clone(e.Signals)
+			}
+			out[i].Subject = in
+			sw := sg
+			sw.Kind, sw.Subject, sw.Object = episode.SignalSwitch, old, in
+			out = append(out, sw)
+		}
+	}
+	if out != nil {
+		e.Signals = out
+	}
+}
+
+// resolve reads e as consolidation takes it: its tentative signals
+// decided (resolveTentative), its bare versions made facts (bareVersions).
+func (s *cycle) resolve(ctx context.Context, e *episode.Episode) {
+	s.resolveTentative(ctx, e)
+	s.bareVersions(ctx, e)
 }

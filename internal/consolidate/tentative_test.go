@@ -48,6 +48,9 @@ func TestTentativeCorrectionStands(t *testing.T) {
 		{"versioned", "we build with Go 1.21, so no range-over-func. lint is golangci-lint",
 			"bumped the toolchain to Go 1.23, go.mod says so now",
 			"we build with Go 1.21", "go 1.23"},
+		{"bare version", "the cluster is on Kubernetes 1.27, charts live in charts/",
+			"the cluster got upgraded to 1.30 on Tuesday",
+			"kubernetes 1.27", "1.30"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newStatedWorld(t)
