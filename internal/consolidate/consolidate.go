@@ -444,6 +444,8 @@ type cycle struct {
 	// olds caches oldValuesOf by episode id: its store lookups are made
 	// once a batch.
 	olds map[string][]string
+	// earlier caches statedBeforeOf by episode id.
+	earlier map[string][]episode.Episode
 }
 
 func (s *cycle) run(ctx context.Context, cp Checkpoint) (next int64, err error) {

@@ -16,19 +16,18 @@ import (
 // "the cluster got upgraded to 1.30 on Tuesday"): the extractor marks such
 // a correction tentative (episode.Signal.Tentative) rather than drop it.
 // What makes it one is what the project's memory holds: a correction
-// retires something that was there. So a tentative correction stands when
-// what it installs is new to the project (no earlier exchange of it names
-// it: "we've migrated away from Jenkins." installs nothing new) and what
-// it retires is there:
-//   - an old value it names (or the one anchorOld finds in its sentences)
-//     that an earlier exchange of the project names, or
-//   - the thing of a versioned value it installs ("postgres 16") that an
-//     earlier exchange names (at another version: the new one is new).
-// Otherwise it counts for nothing. An exchange whose change the reading
-// is sure of keeps only that: the unsure readings of its other sentences
-// add nothing to it. The decision is made from the store each time the
-// episode is read for consolidation (nothing is rewritten), so a
-// re-consolidation or a backfill makes the same one.
+// retires something that was there. A tentative correction that installs
+// what an earlier exchange of the project names becomes a switch away from
+// it (of the two values a change names, the one the memory holds is the
+// old one). The rest stands when one of them installs something new and
+// what they retire is a value the project's earlier statements installed
+// or named (heldValues, not pervasive), or the thing of a versioned value
+// it installs at another version ("go 1.23" after "go 1.21"; a bare
+// version, bareVersion). Otherwise it counts for nothing. An exchange
+// whose change the reading is sure of keeps only that: the unsure readings
+// of its other sentences add nothing to it. The decision is made from the
+// store each time the episode is read for consolidation (nothing is
+// rewritten), so a re-consolidation or a backfill makes the same one.
 
 // resolveTentative decides e's tentative signals (see above): they become
 // ordinary statements, or they are dropped from e (in memory only).
@@ -122,9 +121,8 @@ func (s *cycle) retiresHeld(ctx context.Context, e *episode.Episode) bool {
 // them (lower case): "global state is Redux, and the app is built with
 // Expo" read as the build tool's fact still names Redux.
 func (s *cycle) heldValues(ctx context.Context, e *episode.Episode) []string {
-	eps, err := s.c.DB.StatedBefore(ctx, e.ProjectPath, when(e), statedBefore)
-	if err != nil {
-		s.log.Warn("earlier statements not looked up", "episode", e.ID, "err", err)
+	eps, ok := s.statedBeforeOf(ctx, e)
+	if !ok {
 		return nil
 	}
 	var out []string
@@ -174,9 +172,8 @@ func (s *cycle) bareVersion(ctx context.Context, e *episode.Episode, v string) (
 	if e.ProjectPath == "" || !versionWord.MatchString(v) || !strings.ContainsRune(v, '.') {
 		return "", "", false
 	}
-	eps, err := s.c.DB.StatedBefore(ctx, e.ProjectPath, when(e), statedBefore)
-	if err != nil {
-		s.log.Warn("earlier statements not looked up", "episode", e.ID, "err", err)
+	eps, ok := s.statedBeforeOf(ctx, e)
+	if !ok {
 		return "", "", false
 	}
 	user := strings.ToLower(userText(e))
@@ -230,8 +227,29 @@ func (s *cycle) bareVersions(ctx context.Context, e *episode.Episode) {
 }
 
 // resolve reads e as consolidation takes it: its tentative signals
-// decided (resolveTentative), its bare versions made facts (bareVersions).
+// decided (resolveTentative), its bare versions made versioned values of
+// their thing (bareVersions).
 func (s *cycle) resolve(ctx context.Context, e *episode.Episode) {
 	s.resolveTentative(ctx, e)
 	s.bareVersions(ctx, e)
+}
+
+// statedBeforeOf is the project's earlier statements of e (StatedBefore),
+// read once per cycle: deciding one episode asks for them several times
+// (its held values, each bare version it installs). ok is false when the
+// store cannot say.
+func (s *cycle) statedBeforeOf(ctx context.Context, e *episode.Episode) (eps []episode.Episode, ok bool) {
+	if eps, ok := s.earlier[e.ID]; ok {
+		return eps, true
+	}
+	eps, err := s.c.DB.StatedBefore(ctx, e.ProjectPath, when(e), statedBefore)
+	if err != nil {
+		s.log.Warn("earlier statements not looked up", "episode", e.ID, "err", err)
+		return nil, false
+	}
+	if s.earlier == nil {
+		s.earlier = map[string][]episode.Episode{}
+	}
+	s.earlier[e.ID] = eps
+	return eps, true
 }

@@ -3,7 +3,10 @@
 // every layer (extractors, store, recall) can share it.
 package episode
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Types of an episode.
 const (
@@ -64,22 +67,11 @@ type Signal struct {
 
 // Sure returns sigs without the tentative ones (Signal.Tentative).
 func Sure(sigs []Signal) []Signal {
-	n := 0
-	for _, s := range sigs {
-		if !s.Tentative {
-			n++
-		}
-	}
-	if n == len(sigs) {
+	tentative := func(s Signal) bool { return s.Tentative }
+	if !slices.ContainsFunc(sigs, tentative) {
 		return sigs
 	}
-	out := make([]Signal, 0, n)
-	for _, s := range sigs {
-		if !s.Tentative {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(sigs), tentative)
 }
 
 // Episode is one remembered exchange.

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestQuestionLead(t *testing.T) {
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%q: stated %q, want nothing", tc.u, got)
-		case tc.want != "" && !containsStr(got, tc.want):
+		case tc.want != "" && !slices.Contains(got, tc.want):
 			t.Errorf("%q: stated %q, want %q among them (%+v)", tc.u, got, tc.want, d.Signals)
 		}
 	}
@@ -57,13 +58,4 @@ func TestConditionStatesNothing(t *testing.T) {
 			}
 		}
 	}
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
