@@ -27,7 +27,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", "internal/extract/testdata/speech", "the speech corpus directory")
-	misses := flag.String("misses", "", "list the utterances where claims and labels differ, for this split (with the reading)")
+	misses := flag.String("misses", "", "list the utterances where claims and labels differ, for this split (with the MiniLM reading when -minilm is given, else the lexical one)")
 	group := flag.String("group", "", "only the sources of this group (e.g. written, sessions' entirecontext)")
 	strict := flag.Bool("strict", false, "count a claim only with the label's own subject words")
 	groups := flag.Bool("groups", false, "also report each source group of each split")
@@ -45,7 +45,11 @@ func main() {
 		{"with the lexical reading", extract.NewLocal()},
 		{"with the lexical reading, adding no statements", extract.NewLocal().WithAdd(false)},
 	}
+	// The misses are listed for the full reading: the sentence model's
+	// when it is given, else the lexical one.
+	missesOf := 1
 	if *model != "" {
+		missesOf = len(variants)
 		vec, done, err := vectors.Open(*model)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "corpus:", err)
@@ -106,7 +110,7 @@ func main() {
 				if *phrasing && k == name {
 					reportPhrasing(k+", "+v.label, v.x, sets[k])
 				}
-				if *misses == name && k == name && i == len(variants)-1 {
+				if *misses == name && k == name && i == missesOf {
 					corpus.WriteMisses(os.Stdout, r)
 				}
 			}
