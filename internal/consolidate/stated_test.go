@@ -26,6 +26,8 @@ type statedWorld struct {
 	db     *store.DB
 	offset map[string]int64
 	n      int
+	// x reads the turns; nil: extract.NewLocal().
+	x extract.Extractor
 }
 
 func newStatedWorld(t *testing.T) *statedWorld {
@@ -47,7 +49,11 @@ func (w *statedWorld) day(d int, turns ...string) consolidate.Stats {
 		capture(w.t, w.db, fmt.Sprintf("d%d-s%d-%d", d, i, w.n), now.Add(time.Duration(i)*time.Minute), u, w.offset)
 	}
 	emb := embed.NewLocal()
-	p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: emb, Log: logx.Discard(), Concurrency: 1,
+	var x extract.Extractor = extract.NewLocal()
+	if w.x != nil {
+		x = w.x
+	}
+	p := &ingest.Pipeline{DB: w.db, Extractor: x, Embedder: emb, Log: logx.Discard(), Concurrency: 1,
 		Now: func() time.Time { return now }}
 	if _, err := p.Run(w.ctx); err != nil {
 		w.t.Fatal(err)
@@ -231,7 +237,11 @@ func TestLocalJudgeWorksEverything(t *testing.T) {
 	}
 	capture(t, w.db, "s-last", now.Add(time.Hour), "never add emoji to commit messages", w.offset)
 	emb := embed.NewLocal()
-	p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: emb, Log: logx.Discard(), Concurrency: 1,
+	var x extract.Extractor = extract.NewLocal()
+	if w.x != nil {
+		x = w.x
+	}
+	p := &ingest.Pipeline{DB: w.db, Extractor: x, Embedder: emb, Log: logx.Discard(), Concurrency: 1,
 		Now: func() time.Time { return now }}
 	if _, err := p.Run(w.ctx); err != nil {
 		t.Fatal(err)
@@ -273,7 +283,11 @@ func TestStatedTriggersCycle(t *testing.T) {
 		now = now.Add(time.Hour)
 		w.n++
 		capture(t, w.db, fmt.Sprintf("s%d", w.n), now, text, w.offset)
-		p := &ingest.Pipeline{DB: w.db, Extractor: extract.NewLocal(), Embedder: embed.NewLocal(), Log: logx.Discard(),
+		var x extract.Extractor = extract.NewLocal()
+		if w.x != nil {
+			x = w.x
+		}
+		p := &ingest.Pipeline{DB: w.db, Extractor: x, Embedder: embed.NewLocal(), Log: logx.Discard(),
 			Concurrency: 1, Now: func() time.Time { return now }}
 		if _, err := p.Run(w.ctx); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram/internal/belief"
+	"github.com/engram-memory/engram/internal/extract"
+	"github.com/engram-memory/engram/internal/reading"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -54,6 +56,7 @@ func TestTentativeCorrectionStands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newStatedWorld(t)
+			w.x = unsure()
 			w.day(0, tc.before)
 			w.day(1, tc.change)
 			got := w.lifecycles()
@@ -84,6 +87,7 @@ func TestTentativeCorrectionStands(t *testing.T) {
 // exchange weighed as if it said nothing lasting.
 func TestTentativeCorrectionNeedsHeldValue(t *testing.T) {
 	w := newStatedWorld(t)
+	w.x = unsure()
 	w.day(0, "the queue is redis, jobs are in worker/")
 	before := w.activeStatements()
 	w.day(1, "ignore what I said about eslint for this repo, biome does the linting here now",
@@ -98,4 +102,15 @@ func TestTentativeCorrectionNeedsHeldValue(t *testing.T) {
 			t.Errorf("%q is %s", u, lc)
 		}
 	}
+}
+
+// unsure is the local extractor with the lexical reading made surer
+// before it adds a correction (0.95): what the committed model reads
+// between TentativeCorr and that is tentative. The tests fix the band so
+// that they check what a tentative correction does, whatever the fitted
+// threshold of the day.
+func unsure() extract.Extractor {
+	m := *reading.Lexical()
+	m.AddKind[reading.Corr] = 0.95
+	return extract.NewLocal().WithReading(&m, nil)
 }

@@ -528,6 +528,78 @@ func valueLike(val string) bool {
 	return len(strings.Fields(val)) > 1 || strings.ContainsAny(val, "0123456789./@:+#_")
 }
 
+// thingOfNumber gives a span that is only a number or version ("21",
+// "3.12", "v2") the thing it numbers, the words of text just before it
+// (past a function word or two: "upgraded react to 19"): "we're on java
+// 21 now" installs "java 21", not "21". Any other span is returned as it
+// is, and so is a number with no such word before it.
+func thingOfNumber(text, span string) string {
+	ws := strings.Fields(span)
+	if len(ws) == 0 || !slices.ContainsFunc(ws, numberWord) || slices.ContainsFunc(ws, func(w string) bool { return !numberWord(w) }) {
+		return span
+	}
+	ts := reading.Tokens(text)
+	at := -1
+	for i := 0; i+len(ws) <= len(ts) && at < 0; i++ {
+		at = i
+		for j, w := range ws {
+			if ts[i+j].W != w {
+				at = -1
+				break
+			}
+		}
+	}
+	if at <= 0 {
+		return span
+	}
+	i := at - 1
+	for skipped := 0; i >= 0 && skipped < 2 && lexicon.IsFunctionWord(ts[i].W); skipped++ {
+		i--
+	}
+	var thing []string
+	for ; i >= 0 && len(thing) < 2; i-- {
+		w := ts[i].W
+		if lexicon.IsFunctionWord(w) || lexicon.IsVerbForm(w) || numberWord(w) || stateWord(w) {
+			break
+		}
+		thing = append([]string{w}, thing...)
+	}
+	if len(thing) == 0 {
+		return span
+	}
+	return strings.Join(thing, " ") + " " + span
+}
+
+// wordsWithin reports whether every word of a is one of b's: what a
+// correction installs ("go 1.23") does not retire a part of itself
+// ("1.23").
+func wordsWithin(a, b string) bool {
+	bs := strings.Fields(b)
+	for _, w := range strings.Fields(a) {
+		if !slices.Contains(bs, w) {
+			return false
+		}
+	}
+	return a != ""
+}
+
+// numberWord reports a number or version: "16", "3.12", "v2", "1.x".
+func numberWord(w string) bool {
+	w = strings.TrimPrefix(w, "v")
+	if w == "" || w[0] < '0' || w[0] > '9' {
+		return false
+	}
+	return strings.Trim(w, "0123456789.x") == ""
+}
+
+// stateNotName reports a word of a fact's value that says a state
+// (stateWord), where it is not a name: a word joined with "-", "/", "@",
+// "." or "_", or holding a digit, names a thing ("srt-model-quantizing",
+// "@pinia/testing").
+func stateNotName(w string) bool {
+	return stateWord(w) && !strings.ContainsAny(w, "-/@._0123456789")
+}
+
 // momentWords say a fact holds for the moment only.
 var momentWords = setOf("failing", "fails", "failed", "broken", "down", "red", "flaky", "crashing", "crashes", "erroring",
 	"stuck", "hanging", "timing", "missing")
@@ -559,11 +631,11 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 	if kind == reading.Corr && m.CorrectionSpans() {
 		tagNew, tagOld = reading.SpanNew, reading.SpanOld
 	}
-	subj := m.Span(text, kind, tagNew)
+	subj := thingOfNumber(text, m.Span(text, kind, tagNew))
 	switch kind {
 	case reading.Fact:
 		val := m.Span(text, kind, reading.SpanValue)
-		if val == "" || slices.ContainsFunc(strings.Fields(val), stateWord) || slices.ContainsFunc(u.toks, func(t token) bool { return momentWords[t.w] }) {
+		if val == "" || slices.ContainsFunc(strings.Fields(val), stateNotName) || slices.ContainsFunc(u.toks, func(t token) bool { return momentWords[t.w] }) {
 			// no value, or a state of the moment ("the tests are
 			// failing on CI", "the build is broken")
 			return episode.Signal{}, nil, false
@@ -589,7 +661,7 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		if t := u.toks; len(t) > 1 && (t[0].w == "no" || t[0].w == "nope" || t[0].w == "nah") && negatedLead(t[1:]) {
 			s.Polarity = -1
 		}
-		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) {
+		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) && !wordsWithin(old, normSubject(subj)) {
 			r := s
 			r.Kind, r.Subject = episode.SignalSwitch, old
 			if subj == "" {

@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"context"
+	"github.com/engram-memory/engram/internal/reading"
 	"testing"
 	"time"
 
@@ -21,7 +23,10 @@ func TestTentativeCorrection(t *testing.T) {
 		"bumped the toolchain to Go 1.23, go.mod says so now",
 		"ignore what I said about eslint for this repo, biome does the linting here now",
 	} {
-		d := mustExtract(t, in(u))
+		d, err := unsure().Extract(context.Background(), in(u))
+		if err != nil {
+			t.Fatal(err)
+		}
 		var tent []episode.Signal
 		for _, s := range d.Signals {
 			if s.Tentative {
@@ -42,7 +47,10 @@ func TestTentativeCorrection(t *testing.T) {
 		}
 		saved := TentativeCorr
 		TentativeCorr = 2
-		none := mustExtract(t, in(u))
+		none, err := unsure().Extract(context.Background(), in(u))
+		if err != nil {
+			t.Fatal(err)
+		}
 		TentativeCorr = saved
 		if len(none.Signals) != len(d.Signals)-len(tent) {
 			t.Errorf("%q: without tentative readings %d signals, with %d of which %d tentative", u, len(none.Signals), len(d.Signals), len(tent))
@@ -52,4 +60,15 @@ func TestTentativeCorrection(t *testing.T) {
 				u, d.Type, d.Kind, d.Importance, d.Scope, d.Skip, none.Type, none.Kind, none.Importance, none.Scope, none.Skip)
 		}
 	}
+}
+
+// unsure is the local extractor with the lexical reading made surer
+// before it adds a correction (0.95): what the committed model reads
+// between TentativeCorr and that is tentative. The test fixes the band so
+// that it checks what a tentative correction is, whatever the fitted
+// threshold of the day.
+func unsure() *Local {
+	m := *reading.Lexical()
+	m.AddKind[reading.Corr] = 0.95
+	return NewLocal().WithReading(&m, nil)
 }

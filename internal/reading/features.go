@@ -10,7 +10,8 @@
 // pairs, their shapes, and named cues: negation, modality, person,
 // "always/never/from now on", "in this repo/here/our", question and
 // condition marks) and, when the sentence embedder is installed, the
-// sentence's MiniLM vector. The weights are trained from the labelled
+// sentence's MiniLM vector; with the vector, the kind is the mean of
+// that reading and a hidden-layer one (Deep). The weights are trained from the labelled
 // corpus in internal/extract/testdata/speech by `go generate` (see
 // ./train); the same corpus always gives the same weights.
 package reading

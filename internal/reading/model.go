@@ -63,6 +63,10 @@ type Model struct {
 	// Fitted so that 98% of the validation split's statements pass.
 	Gate     float64
 	Fallback *Model
+	// Deep, when not nil, is a second reading of the kind from the
+	// sentence vector (TrainDeep); a sentence read with its vector takes
+	// the mean of the two readings' kind probabilities.
+	Deep *Deep
 }
 
 // AddFor is the Add threshold for a sentence the model reads as kind.
@@ -159,6 +163,12 @@ func (m *Model) read(fs []Feature, vec []float32) Reading {
 	for k := range r.P {
 		r.P[k] /= sum
 	}
+	if m.Deep != nil && vec != nil {
+		p := m.Deep.read(fs, vec, sc)
+		for k := range r.P {
+			r.P[k] = (r.P[k] + p[k]) / 2
+		}
+	}
 	r.Global = sigmoid(dot(m.Global, fs, vec, sc))
 	r.Positive = sigmoid(dot(m.Positive, fs, vec, sc))
 	return r
@@ -187,6 +197,14 @@ func (m *Model) Write(w io.Writer) error {
 	row("positive", m.Positive)
 	for t := range m.Spans {
 		row(spanNames[t], m.Spans[t])
+	}
+	if d := m.Deep; d != nil {
+		fmt.Fprintf(bw, "hidden %d\n", d.H)
+		row("deep-in", d.In)
+		row("deep-bias", d.Bias)
+		for k := range d.Kind {
+			row("deep-"+KindNames[k], d.Kind[k])
+		}
 	}
 	return bw.Flush()
 }
@@ -238,6 +256,21 @@ func Parse(r io.Reader) (*Model, error) {
 					m.Spans[t] = make([]float32, Buckets)
 					rows[spanNames[t]] = &m.Spans[t]
 				}
+			}
+		case "hidden":
+			var h int
+			h, err = strconv.Atoi(f[1])
+			if err == nil && (h <= 0 || h > 1024 || m.VecDim == 0) {
+				err = fmt.Errorf("hidden %q: want 1 to 1024 units after a vecdim of a sentence vector", f[1])
+			}
+			if err == nil {
+				d := &Deep{H: h, In: make([]float32, h*m.VecDim), Bias: make([]float32, h)}
+				rows["deep-in"], rows["deep-bias"] = &d.In, &d.Bias
+				for k := range d.Kind {
+					d.Kind[k] = make([]float32, Dim+h)
+					rows["deep-"+KindNames[k]] = &d.Kind[k]
+				}
+				m.Deep = d
 			}
 		case "vecscale":
 			m.VecScale, err = strconv.ParseFloat(f[1], 64)

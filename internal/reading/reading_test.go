@@ -32,6 +32,9 @@ func writeParse(t *testing.T, m *Model) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatal("a model written, parsed and written again differs")
 	}
+	if (p.Deep == nil) != (m.Deep == nil) || p.Deep != nil && (p.Deep.H != m.Deep.H || len(p.Deep.In) != len(m.Deep.In)) {
+		t.Fatalf("%s: the deep reading did not survive writing and parsing", m.Name)
+	}
 	if p.Drop != m.Drop || p.Add != m.Add || p.AddKind != m.AddKind || p.Scope != m.Scope || p.Rekind != m.Rekind ||
 		p.Gate != m.Gate || p.VecScale != m.VecScale {
 		t.Fatalf("settings %v/%v/%v/%v/%v/%v/%v, want %v/%v/%v/%v/%v/%v/%v", p.Drop, p.Add, p.AddKind, p.Scope, p.Rekind, p.Gate, p.VecScale,

@@ -55,6 +55,9 @@ func Build(items []corpus.Item, name string, vec func(string) []float32, lexical
 		opt.VecScale = vecScale(dim, ex, Examples(splits[corpus.Val]), vec, log)
 	}
 	m := reading.Train(name, dim, ex, opt)
+	if vec != nil {
+		reading.TrainDeep(m, ex, reading.DeepOptions{})
+	}
 	reading.TrainSpans(m, SpanExamples(splits[corpus.Train]), reading.Options{})
 	if vec != nil {
 		m.Fallback = lexical

@@ -1,0 +1,35 @@
+package extract
+
+import "testing"
+
+// TestThingOfNumber: a span that is only a number or version takes the
+// thing it numbers from the words before it; any other span stays.
+func TestThingOfNumber(t *testing.T) {
+	for _, c := range []struct{ text, span, want string }{
+		{"we're on java 21 now", "21", "java 21"},
+		{"we upgraded react to 19, so use the new use() hook", "19", "react 19"},
+		{"correction: line length is 120 now", "120", "line length 120"},
+		{"remix got merged into react router 7", "7", "react router 7"},
+		{"bumped it to v2", "v2", "v2"}, // "it" names nothing
+		{"21 is the one", "21", "21"},   // nothing before it
+		{"we're on java 21 now", "java 21", "java 21"},
+		{"use pnpm", "pnpm", "pnpm"},
+	} {
+		if got := thingOfNumber(c.text, c.span); got != c.want {
+			t.Errorf("thingOfNumber(%q, %q) = %q, want %q", c.text, c.span, got, c.want)
+		}
+	}
+}
+
+// TestStateNotName: a word of a fact's value that says a state is not a
+// state when it is part of a name.
+func TestStateNotName(t *testing.T) {
+	for w, want := range map[string]bool{
+		"failing": true, "broken": true, "fine": true,
+		"srt-model-quantizing": false, "@pinia/testing": false, "pinia_testing": false, "kafka": false,
+	} {
+		if got := stateNotName(w); got != want {
+			t.Errorf("stateNotName(%q) = %v, want %v", w, got, want)
+		}
+	}
+}
