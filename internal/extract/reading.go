@@ -390,20 +390,22 @@ func (sc *scanner) readUnit(m *reading.Model, st, u *sentence, r *sentenceResult
 // (Model.AddFor), still yields its correction, marked tentative
 // (episode.Signal.Tentative): said of a value the project's memory holds,
 // it stands; otherwise it counts for nothing (package consolidate). The
-// sentence alone is not enough ("bumped the toolchain to Go 1.23" reads
-// 0.81, "we swapped Redux out for Zustand in the app" 0.82, under the 0.85
-// the corpus fitted), and what it would retire being there is what a
-// correction needs.
+// sentence alone is not enough ("we swapped Redux out for Zustand in the
+// app" read 0.82 under the 0.85 the corpus fitted then), and what it
+// would retire being there is what a correction needs.
 //
 // Where it came from: on the speech corpus's validation split, of the
-// utterances the MiniLM reading reads as corrections under its add
-// threshold, each band of 0.1 from 0.5 up holds mostly corrections
-// (0.5-0.6: 8 corrections, 4 utterances that state nothing; 0.6-0.7: 10
-// and 1; 0.7-0.85: 23 and 2) and the band under it does not (0.4-0.5: 4
-// and 5). On bench/correct (halves by a hash of the scenario id) uptake is
-// the same for every threshold from 0.4 to 0.7 on both halves (A 23/26,
-// B 30/38, from 21/26 and 27/38 without tentative corrections), and at
-// 0.3 a near-miss is applied as a correction.
+// utterances the MiniLM reading (linear alone, as it was then) read as
+// corrections under its add threshold, each band of 0.1 from 0.5 up held
+// mostly corrections (0.5-0.6: 8 corrections, 4 utterances that state
+// nothing; 0.6-0.7: 10 and 1; 0.7-0.85: 23 and 2) and the band under it
+// did not (0.4-0.5: 4 and 5). On bench/correct (halves by a hash of the
+// scenario id) uptake was the same for every threshold from 0.4 to 0.7 on
+// both halves (A 23/26, B 30/38, from 21/26 and 27/38 without tentative
+// corrections), and at 0.3 a near-miss was applied as a correction. With
+// the hidden layer the add threshold for corrections is 0.7 and the band
+// under it holds fewer (0.5-0.6: 6 corrections and 5 that state nothing;
+// 0.6-0.7: 4 and 1; 0.4-0.5: 3 and 3).
 var TentativeCorr = 0.5
 
 // tentativeCorrection reports whether a unit read rd by m, under m's
