@@ -202,16 +202,73 @@ func (s *cycle) bareVersion(ctx context.Context, e *episode.Episode, v string) (
 	return installs, retires, subject != ""
 }
 
+// A change may also name a quantity alone: "actually it's 4 spaces here"
+// after "indentation is 2 spaces in this codebase". Its install is a
+// number and what it counts ("4 space"); the slot is the one whose value
+// the project's earlier statements gave as another number of the same
+// thing ("2 spaces"). The change then turns away from that value as well.
+// With two such values, which one is meant is not known.
+
+// bareQuantity returns the value a change of e installing the quantity q
+// ("4 space") retires (see above), and q itself as what it installs.
+func (s *cycle) bareQuantity(ctx context.Context, e *episode.Episode, q string) (installs, retires string, ok bool) {
+	n, unit, qok := quantity(strings.Fields(strings.ToLower(q)))
+	if e.ProjectPath == "" || !qok {
+		return "", "", false
+	}
+	eps, ok := s.statedBeforeOf(ctx, e)
+	if !ok {
+		return "", "", false
+	}
+	for _, o := range eps {
+		if o.ID == e.ID {
+			continue
+		}
+		for _, sg := range o.Signals {
+			if !sg.Stated || sg.Tentative || sg.Kind != episode.SignalFact || sg.Polarity <= 0 {
+				continue
+			}
+			val := strings.ToLower(strings.TrimSpace(sg.Object))
+			ws := strings.Fields(val)
+			for i := 0; i+1 < len(ws); i++ {
+				m, u, ok := quantity(ws[i : i+2])
+				if !ok || u != unit || m == n {
+					continue
+				}
+				if retires != "" && retires != val {
+					return "", "", false // two values: which one is meant is not known
+				}
+				retires = val
+			}
+		}
+	}
+	return q, retires, retires != ""
+}
+
+// quantity reads two words as a number and what it counts ("4 spaces",
+// "120 chars"), the counted word without a plural s.
+func quantity(ws []string) (n, unit string, ok bool) {
+	if len(ws) != 2 || strings.Trim(ws[0], "0123456789") != "" || ws[0] == "" ||
+		strings.Trim(ws[1], "abcdefghijklmnopqrstuvwxyz") != "" || len(ws[1]) < 3 {
+		return "", "", false
+	}
+	return ws[0], strings.TrimSuffix(ws[1], "s"), true
+}
+
 // bareVersions makes each correction of e that installs a bare version
-// install the versioned value bareVersion gives, and turn away from the
-// one it retires, in memory.
+// install the versioned value bareVersion gives, and one that installs a
+// bare quantity turn away from the value bareQuantity gives, in memory.
 func (s *cycle) bareVersions(ctx context.Context, e *episode.Episode) {
 	var out []episode.Signal
 	for i, sg := range e.Signals {
 		if sg.Tentative || sg.Kind != episode.SignalCorrection || sg.Polarity <= 0 {
 			continue
 		}
-		if in, old, ok := s.bareVersion(ctx, e, sg.Subject); ok {
+		in, old, ok := s.bareVersion(ctx, e, sg.Subject)
+		if !ok {
+			in, old, ok = s.bareQuantity(ctx, e, sg.Subject)
+		}
+		if ok {
 			if out == nil {
 				out = slices.Clone(e.Signals)
 			}

@@ -114,3 +114,38 @@ func unsure() extract.Extractor {
 	m.AddKind[reading.Corr] = 0.95
 	return extract.NewLocal().WithReading(&m, nil)
 }
+
+// A change that names a quantity alone ("actually it's 4 spaces here")
+// turns away from the project's earlier value of the same count ("2
+// spaces"); with two such values, which one is meant is not known and
+// both stay.
+func TestBareQuantity(t *testing.T) {
+	const before, change = "our indent width is 2 spaces", "actually it's 4 spaces here, PSR-12."
+	w := newStatedWorld(t)
+	w.day(0, before)
+	w.day(1, change)
+	if got := w.lifecycles(); got[before] == "" {
+		w.dump()
+		t.Errorf("the exchange that held the old value is %q after the correction, want superseded", got[before])
+	}
+	active := w.activeStatements()
+	for _, s := range active {
+		if containsFold(s, "2 spaces") {
+			w.dump()
+			t.Errorf("a belief still holds the old value as current: %q", s)
+		}
+	}
+	if !anyContainsFold(active, "4 spaces") {
+		t.Errorf("no active belief holds the new value: %q", active)
+	}
+
+	w = newStatedWorld(t)
+	w.day(0, before, "the yaml indent is 8 spaces")
+	w.day(1, change)
+	for _, s := range []string{"2 spaces", "8 spaces"} {
+		if !anyContainsFold(w.activeStatements(), s) {
+			w.dump()
+			t.Errorf("with two earlier values, %q was retired", s)
+		}
+	}
+}

@@ -531,10 +531,11 @@ func valueLike(val string) bool {
 }
 
 // thingOfNumber gives a span that is only a number or version ("21",
-// "3.12", "v2") the thing it numbers, the words of text just before it
-// (past a function word or two: "upgraded react to 19"): "we're on java
-// 21 now" installs "java 21", not "21". Any other span is returned as it
-// is, and so is a number with no such word before it.
+// "3.12", "v2") what it counts, the word after it ("4 spaces"), or else
+// the thing it numbers, the words of text just before it (past a function
+// word or two: "upgraded react to 19"): "we're on java 21 now" installs
+// "java 21", not "21". Any other span is returned as it is, and so is a
+// number with no such word around it.
 func thingOfNumber(text, span string) string {
 	ws := strings.Fields(span)
 	if len(ws) == 0 || !slices.ContainsFunc(ws, numberWord) || slices.ContainsFunc(ws, func(w string) bool { return !numberWord(w) }) {
@@ -551,7 +552,14 @@ func thingOfNumber(text, span string) string {
 			}
 		}
 	}
-	if at <= 0 {
+	if at < 0 {
+		return span
+	}
+	if j := at + len(ws); j < len(ts) && unitWord(ts[j].W) {
+		// a quantity: "4 spaces", "120 chars"
+		return span + " " + ts[j].W
+	}
+	if at == 0 {
 		return span
 	}
 	i := at - 1
@@ -561,7 +569,7 @@ func thingOfNumber(text, span string) string {
 	var thing []string
 	for ; i >= 0 && len(thing) < 2; i-- {
 		w := ts[i].W
-		if lexicon.IsFunctionWord(w) || lexicon.IsVerbForm(w) || numberWord(w) || stateWord(w) {
+		if lexicon.IsFunctionWord(w) || lexicon.IsVerbForm(w) || numberWord(w) || stateWord(w) || frameWord[w] {
 			break
 		}
 		thing = append([]string{w}, thing...)
@@ -572,18 +580,36 @@ func thingOfNumber(text, span string) string {
 	return strings.Join(thing, " ") + " " + span
 }
 
-// wordsWithin reports whether every word of a is one of b's: what a
-// correction installs ("go 1.23") does not retire a part of itself
-// ("1.23").
-func wordsWithin(a, b string) bool {
-	bs := strings.Fields(b)
-	for _, w := range strings.Fields(a) {
-		if !slices.Contains(bs, w) {
+// numberWithin reports whether a is a number or version of b's: what a
+// correction installs ("go 1.23") does not retire its own version
+// ("1.23"). A name inside it may well be what it retires ("drizzle
+// typeorm", read for "team-api uses Drizzle, TypeORM was only in the
+// prototype").
+func numberWithin(a, b string) bool {
+	ws := strings.Fields(a)
+	return len(ws) > 0 && !slices.ContainsFunc(ws, func(w string) bool { return !numberWord(w) || !slices.Contains(strings.Fields(b), w) })
+}
+
+// unitWord reports whether w, after a number, can be what it counts: a
+// plural of letters, not a function word, a verb form or a word of time
+// or state ("4 spaces", "120 chars", but not "21 now", "53 last" or "3
+// days").
+func unitWord(w string) bool {
+	if len(w) < 4 || !strings.HasSuffix(w, "s") || lexicon.IsFunctionWord(w) || lexicon.IsVerbForm(w) || stateWord(w) || frameWord[w] {
+		return false
+	}
+	for _, r := range w {
+		if r < 'a' || r > 'z' {
 			return false
 		}
 	}
-	return a != ""
+	return true
 }
+
+// frameWord: words of time and framing that neither count nor name a
+// thing.
+var frameWord = setOf("here", "there", "today", "yesterday", "tomorrow", "btw", "fyi", "actually", "anymore", "since", "until",
+	"these", "those", "days", "lately", "recently", "ago", "please", "thanks")
 
 // numberWord reports a number or version: "16", "3.12", "v2", "1.x".
 func numberWord(w string) bool {
@@ -663,7 +689,7 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		if t := u.toks; len(t) > 1 && (t[0].w == "no" || t[0].w == "nope" || t[0].w == "nah") && negatedLead(t[1:]) {
 			s.Polarity = -1
 		}
-		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) && !wordsWithin(old, normSubject(subj)) {
+		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) && !numberWithin(old, normSubject(subj)) {
 			r := s
 			r.Kind, r.Subject = episode.SignalSwitch, old
 			if subj == "" {
