@@ -713,83 +713,158 @@ func (s *cycle) retireMentions(ctx context.Context, e *episode.Episode, old stri
 }
 
 // withoutClauses is statement without its clauses (cut at "; ", ", and
-// ", ", ") that drop says to drop, when some are dropped and what is left
-// reads as a clause of its own. A clause that leans on what was cut is
-// given the subject of the sentence's first clause, when that one says
-// "<subject> is|are …": "The bot is hosted on Heroku, and it's written
-// with discord.py" without Heroku is "The bot is written with
-// discord.py.", "The CMS is on Django 3.2 LTS, served by gunicorn"
-// without Django 3.2 "The CMS is served by gunicorn.". Left without a
-// subject ("they", "which", a verb form after a first clause of another
-// shape), it is not a clause of its own.
+// ", ", ", and at " and " before a second predicate of the same subject:
+// "… runs at 02:00 UTC and writes to S3") that drop says to drop, when
+// some are dropped and what is left reads as a clause of its own. A clause
+// that leans on what was cut is given the subject of the sentence's first
+// clause, when that one says "<subject> is|are …" or "<subject> <verb>s
+// …": "The bot is hosted on Heroku, and it's written with discord.py"
+// without Heroku is "The bot is written with discord.py.", "The CMS is on
+// Django 3.2 LTS, served by gunicorn" without Django 3.2 "The CMS is
+// served by gunicorn.", "The report runs at 02:00 UTC and writes to S3"
+// without 02:00 "The report writes to S3.". Left without a subject
+// ("they", "which", a verb form after a first clause of another shape),
+// it is not a clause of its own. Kept clauses keep the word that joined
+// them.
 func withoutClauses(statement string, drop func(string) bool) (string, bool) {
 	body := strings.TrimRight(strings.TrimSpace(statement), ".!")
-	var parts []string
-	for _, p := range strings.Split(body, "; ") {
-		for _, q := range strings.Split(p, ", and ") {
-			parts = append(parts, strings.Split(q, ", ")...)
+	type part struct{ sep, text string }
+	var parts []part
+	for i, p := range strings.Split(body, "; ") {
+		for j, q := range strings.Split(p, ", and ") {
+			for k, r := range strings.Split(q, ", ") {
+				sep := ", "
+				switch {
+				case k == 0 && j > 0:
+					sep = ", and "
+				case k == 0 && i > 0:
+					sep = "; "
+				}
+				for l, v := range predicates(r) {
+					if l > 0 {
+						sep = " and "
+					}
+					parts = append(parts, part{sep, v})
+				}
+			}
 		}
 	}
-	var kept []string
+	var kept []part
 	for _, p := range parts {
-		if !drop(p) {
-			kept = append(kept, strings.TrimSpace(p))
+		if !drop(p.text) {
+			kept = append(kept, part{p.sep, strings.TrimSpace(p.text)})
 		}
 	}
-	if len(kept) == 0 || len(kept) == len(parts) || kept[0] == "" {
+	if len(kept) == 0 || len(kept) == len(parts) || kept[0].text == "" {
 		return "", false
 	}
-	first := strings.ToLower(strings.Fields(kept[0] + " x")[0])
-	subject, copula := clauseSubject(parts[0])
-	lean := func(subject string) bool { return subject != "" && kept[0] != strings.TrimSpace(parts[0]) }
+	k0 := kept[0].text
+	first := strings.ToLower(strings.Fields(k0 + " x")[0])
+	subject, copula := clauseSubject(parts[0].text)
+	lean := func(subject string) bool { return subject != "" && k0 != strings.TrimSpace(parts[0].text) }
 	switch {
-	case first == "it's" || first == "it" && strings.HasPrefix(strings.ToLower(kept[0]), "it is "):
-		if !lean(subject) {
+	case first == "it's" || first == "it" && strings.HasPrefix(strings.ToLower(k0), "it is "):
+		if !lean(subject) || copula == "" {
 			return "", false
 		}
-		rest := strings.TrimSpace(kept[0][strings.Index(kept[0], " ")+1:])
+		rest := strings.TrimSpace(k0[strings.Index(k0, " ")+1:])
 		if first == "it" {
 			rest = strings.TrimSpace(rest[len("is"):])
 		}
-		kept[0] = subject + " " + copula + " " + rest
+		k0 = subject + " " + copula + " " + rest
 	case first == "it":
 		if !lean(subject) {
 			return "", false
 		}
-		kept[0] = subject + kept[0][len("it"):]
+		k0 = subject + k0[len("it"):]
 	case first == "its", first == "they", first == "they're", first == "this", first == "that", first == "these",
 		first == "those", first == "which", first == "and", first == "but", first == "so":
 		return "", false
-	case lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed"):
+	case lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed") || k0 != strings.TrimSpace(parts[0].text) && kept[0].sep == " and ":
 		if !lean(subject) {
 			return "", false
 		}
 		if strings.HasSuffix(first, "ed") || strings.HasSuffix(first, "en") {
-			kept[0] = subject + " " + copula + " " + kept[0] // a participle: "served by gunicorn"
+			if copula == "" {
+				return "", false
+			}
+			k0 = subject + " " + copula + " " + k0 // a participle: "served by gunicorn"
 		} else {
-			kept[0] = subject + " " + kept[0] // "writes to S3"
+			k0 = subject + " " + k0 // "writes to S3"
 		}
 	}
-	out := strings.Join(kept, ", ")
+	var b strings.Builder
+	b.WriteString(k0)
+	for _, p := range kept[1:] {
+		b.WriteString(p.sep + p.text)
+	}
+	out := b.String()
 	r, n := utf8.DecodeRuneInString(out)
 	return string(unicode.ToUpper(r)) + out[n:] + ".", true
 }
 
+// predicates cuts a clause at " and " before a verb in its -s form ("runs
+// at 02:00 UTC and writes to S3"); an "and" before anything else (a
+// second noun: "from Jira and GitHub") leaves it whole.
+func predicates(clause string) []string {
+	var out []string
+	for {
+		i, cut := 0, -1
+		for cut < 0 {
+			j := strings.Index(clause[i:], " and ")
+			if j < 0 {
+				break
+			}
+			words := strings.Fields(clause[i+j+len(" and "):])
+			if len(words) > 1 && verbS(words[0], words[1]) {
+				cut = i + j
+			}
+			i += j + len(" and ")
+		}
+		if cut < 0 {
+			return append(out, clause)
+		}
+		out = append(out, clause[:cut])
+		clause = clause[cut+len(" and "):]
+	}
+}
+
+// verbS reports whether w, followed by next, reads as a verb in its -s
+// form: a common verb ("writes"), or a word in -s before a function word
+// ("runs at", "pulls from").
+func verbS(w, next string) bool {
+	w, next = strings.ToLower(w), strings.ToLower(next)
+	if len(w) < 3 || !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") ||
+		strings.HasSuffix(w, "is") || lexicon.IsFunctionWord(w) {
+		return false
+	}
+	return lexicon.IsVerbForm(w) || lexicon.IsFunctionWord(next)
+}
+
 // clauseSubject is the subject and copula of a clause "<subject> is|are
-// …" whose subject is one to five words and no pronoun ("", "" for any
-// other clause).
+// …" whose subject is one to five words and no pronoun; of a clause
+// "<subject> <verb>s …" (verbS), the subject and "" ("", "" for any other
+// clause).
 func clauseSubject(clause string) (subject, copula string) {
 	words := strings.Fields(clause)
+	if len(words) == 0 {
+		return "", ""
+	}
+	switch strings.ToLower(words[0]) {
+	case "it", "they", "this", "that", "there", "here", "we", "i", "you":
+		return "", ""
+	}
 	for i, w := range words {
 		if i > 5 {
 			break
 		}
 		if lw := strings.ToLower(w); (lw == "is" || lw == "are") && i > 0 {
-			switch strings.ToLower(words[0]) {
-			case "it", "they", "this", "that", "there", "here", "we", "i", "you":
-				return "", ""
-			}
 			return strings.Join(words[:i], " "), lw
+		}
+	}
+	for i := 1; i < len(words)-1 && i <= 5; i++ {
+		if verbS(words[i], words[i+1]) {
+			return strings.Join(words[:i], " "), ""
 		}
 	}
 	return "", ""
@@ -867,12 +942,14 @@ func nameForms(name string) []string {
 }
 
 // mentions reports whether text names term as a whole word (case aside).
+// A term of several words (a normalized value: "02 00 utc") is also named
+// by the same words joined otherwise ("02:00 UTC").
 func mentions(text, term string) bool {
 	t, w := strings.ToLower(text), strings.ToLower(term)
 	for off := 0; ; {
 		i := strings.Index(t[off:], w)
 		if i < 0 {
-			return false
+			return strings.Contains(w, " ") && wordRun(t, w)
 		}
 		i += off
 		if (i == 0 || !isWordByte(t[i-1])) && (i+len(w) == len(t) || !isWordByte(t[i+len(w)])) {
@@ -880,6 +957,24 @@ func mentions(text, term string) bool {
 		}
 		off = i + 1
 	}
+}
+
+// wordRun reports whether the words of term (runs of letters and digits)
+// come one after another in text.
+func wordRun(text, term string) bool {
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	tw, ww := split(text), split(term)
+	if len(ww) == 0 {
+		return false
+	}
+	for i := 0; i+len(ww) <= len(tw); i++ {
+		if slices.Equal(tw[i:i+len(ww)], ww) {
+			return true
+		}
+	}
+	return false
 }
 
 // saidOf is the clause of signal s a belief of claim c reads as: the one

@@ -321,3 +321,24 @@ func TestVersionedFactsOneSlot(t *testing.T) {
 		}
 	}
 }
+
+// A correction of one of a belief's two predicates ("is at … and goes
+// to …") keeps the other as the rest of the belief.
+func TestCorrectionKeepsTheOtherPredicate(t *testing.T) {
+	w := newStatedWorld(t)
+	w.day(0, "the nightly export is at 01:30 UTC and goes to B2")
+	old := w.find("The nightly export is at 01:30 UTC and goes to B2.")
+	if old == nil {
+		w.dump()
+		t.Fatal("no belief of the sentence: the check shows nothing")
+	}
+	w.day(1, "actually the nightly export is at 03:00 UTC now, it clashed with the deploys")
+	if b := w.find("The nightly export is at 01:30 UTC and goes to B2."); b == nil || b.Status != "revised" {
+		w.dump()
+		t.Fatalf("the corrected belief: %+v", b)
+	}
+	if rest := w.find("The nightly export goes to B2."); rest == nil || rest.Status != "active" || rest.ParentID != old.ID {
+		w.dump()
+		t.Fatalf("the rest of the corrected belief: %+v", rest)
+	}
+}
