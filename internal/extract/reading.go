@@ -590,6 +590,34 @@ func numberWithin(a, b string) bool {
 	return len(ws) > 0 && !slices.ContainsFunc(ws, func(w string) bool { return !numberWord(w) || !slices.Contains(strings.Fields(b), w) })
 }
 
+// factSlot is the slot (normalized) and value a statement u reads as
+// when read as a fact, "", "" when it names no thing with a value.
+func factSlot(m *reading.Model, u *sentence, text string) (slot, val string) {
+	val = m.Span(text, reading.Fact, reading.SpanValue)
+	if val == "" || slices.ContainsFunc(strings.Fields(val), stateNotName) || slices.ContainsFunc(u.toks, func(t token) bool { return momentWords[t.w] }) {
+		return "", ""
+	}
+	slot = normSubject(thingOfNumber(text, m.Span(text, reading.Fact, reading.SpanSubject)))
+	if slot == "" || slot == normSubject(val) || sharesWord(slot, normSubject(val)) || lexicon.NoContent(slot) != "" || onlyScopeNouns(slot) {
+		return "", ""
+	}
+	return slot, val
+}
+
+// hasDigit reports whether s holds a digit.
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// wordsWithin reports whether every word of a is a word of b.
+func wordsWithin(a, b string) bool {
+	ws := strings.Fields(a)
+	return len(ws) > 0 && !slices.ContainsFunc(ws, func(w string) bool { return !slices.Contains(strings.Fields(b), w) })
+}
+
+// sharesWord reports whether a and b have a word in common.
+func sharesWord(a, b string) bool {
+	return slices.ContainsFunc(strings.Fields(a), func(w string) bool { return slices.Contains(strings.Fields(b), w) })
+}
+
 // unitWord reports whether w, after a number, can be what it counts: a
 // plural of letters, not a function word, a verb form or a word of time
 // or state ("4 spaces", "120 chars", but not "21 now", "53 last" or "3
@@ -689,13 +717,30 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		if t := u.toks; len(t) > 1 && (t[0].w == "no" || t[0].w == "nope" || t[0].w == "nah") && negatedLead(t[1:]) {
 			s.Polarity = -1
 		}
-		if old := normSubject(m.Span(text, kind, tagOld)); old != "" && old != normSubject(subj) && !numberWithin(old, normSubject(subj)) {
+		old := normSubject(m.Span(text, kind, tagOld))
+		// A correction that restates a fact's slot with a new value that
+		// is a quantity, a time or a version ("actually the weekly digest
+		// goes out at 08:00 CET now") is that fact too, so that the slot's
+		// earlier value is what it retires; the old-side tagger's words
+		// inside that slot are no value left behind ("runs" of "the
+		// nightly report runs at 05:00 UTC now"), unless they are all the
+		// slot or a value themselves ("n8n 1.x now, the old 0.x is dead").
+		slot, val := factSlot(m, u, text)
+		restated := slot != "" && subj != "" && hasDigit(val) && sharesWord(normSubject(val), normSubject(subj))
+		if restated && old != "" && !hasDigit(old) && wordsWithin(old, slot) && len(strings.Fields(slot)) > len(strings.Fields(old)) {
+			old = ""
+		}
+		if old != "" && old != normSubject(subj) && !numberWithin(old, normSubject(subj)) {
 			r := s
 			r.Kind, r.Subject = episode.SignalSwitch, old
 			if subj == "" {
 				return r, nil, true
 			}
 			extra = &r
+		} else if restated {
+			f := s
+			f.Kind, f.Subject, f.Object, f.Polarity = episode.SignalFact, slot, val, 1
+			extra = &f
 		}
 	default:
 		s.Kind = episode.SignalPreference
