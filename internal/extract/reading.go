@@ -598,7 +598,10 @@ func factSlot(m *reading.Model, u *sentence, text string) (slot, val string) {
 		return "", ""
 	}
 	slot = normSubject(thingOfNumber(text, m.Span(text, reading.Fact, reading.SpanSubject)))
-	if slot == "" || slot == normSubject(val) || sharesWord(slot, normSubject(val)) || lexicon.NoContent(slot) != "" || onlyScopeNouns(slot) {
+	if slot == "" || slot == normSubject(val) || sharesWord(slot, normSubject(val)) || lexicon.NoContent(slot) != "" || onlyScopeNouns(slot) ||
+		!slices.ContainsFunc(strings.Fields(slot), func(w string) bool { return !lexicon.IsVerbForm(w) && !strings.HasSuffix(w, "ed") }) {
+		// no thing, or only what happened to it ("bumped the toolchain
+		// to go 1.23": "bumped" is no slot)
 		return "", ""
 	}
 	return slot, val
