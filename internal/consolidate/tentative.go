@@ -172,34 +172,45 @@ func (s *cycle) bareVersion(ctx context.Context, e *episode.Episode, v string) (
 	if e.ProjectPath == "" || !versionWord.MatchString(v) || !strings.ContainsRune(v, '.') {
 		return "", "", false
 	}
-	eps, ok := s.statedBeforeOf(ctx, e)
+	facts, ok := s.factsBefore(ctx, e)
 	if !ok {
 		return "", "", false
 	}
 	user := strings.ToLower(userText(e))
 	subject := ""
+	for _, f := range facts {
+		subj, val := f[0], f[1]
+		name, ver, vok := versioned(val)
+		if !vok || ver == v || strings.Count(ver, ".") != strings.Count(v, ".") || subj == "" ||
+			lexicon.NoContent(subj) != "" || !mentions(user, subj) {
+			continue
+		}
+		if subject != "" && (subject != subj || retires != val) {
+			return "", "", false // two slots, or two versions: which one is meant is not known
+		}
+		subject, installs, retires = subj, name+" "+v, val
+	}
+	return installs, retires, subject != ""
+}
+
+// factsBefore is the subject and value (lower case) of each sure fact the
+// project's earlier statements of e state (statedBeforeOf).
+func (s *cycle) factsBefore(ctx context.Context, e *episode.Episode) (facts [][2]string, ok bool) {
+	eps, ok := s.statedBeforeOf(ctx, e)
+	if !ok {
+		return nil, false
+	}
 	for _, o := range eps {
 		if o.ID == e.ID {
 			continue
 		}
 		for _, sg := range o.Signals {
-			if !sg.Stated || sg.Tentative || sg.Kind != episode.SignalFact || sg.Polarity <= 0 {
-				continue
+			if sg.Stated && !sg.Tentative && sg.Kind == episode.SignalFact && sg.Polarity > 0 {
+				facts = append(facts, [2]string{strings.ToLower(strings.TrimSpace(sg.Subject)), strings.ToLower(strings.TrimSpace(sg.Object))})
 			}
-			subj := strings.ToLower(strings.TrimSpace(sg.Subject))
-			val := strings.ToLower(strings.TrimSpace(sg.Object))
-			name, ver, vok := versioned(val)
-			if !vok || ver == v || strings.Count(ver, ".") != strings.Count(v, ".") || subj == "" ||
-				lexicon.NoContent(subj) != "" || !mentions(user, subj) {
-				continue
-			}
-			if subject != "" && (subject != subj || retires != val) {
-				return "", "", false // two slots, or two versions: which one is meant is not known
-			}
-			subject, installs, retires = subj, name+" "+v, val
 		}
 	}
-	return installs, retires, subject != ""
+	return facts, true
 }
 
 // A change may also name a quantity alone: "actually it's 4 spaces here"
@@ -216,30 +227,22 @@ func (s *cycle) bareQuantity(ctx context.Context, e *episode.Episode, q string) 
 	if e.ProjectPath == "" || !qok {
 		return "", "", false
 	}
-	eps, ok := s.statedBeforeOf(ctx, e)
+	facts, ok := s.factsBefore(ctx, e)
 	if !ok {
 		return "", "", false
 	}
-	for _, o := range eps {
-		if o.ID == e.ID {
-			continue
-		}
-		for _, sg := range o.Signals {
-			if !sg.Stated || sg.Tentative || sg.Kind != episode.SignalFact || sg.Polarity <= 0 {
+	for _, f := range facts {
+		val := f[1]
+		ws := strings.Fields(val)
+		for i := 0; i+1 < len(ws); i++ {
+			m, u, ok := quantity(ws[i : i+2])
+			if !ok || u != unit || m == n {
 				continue
 			}
-			val := strings.ToLower(strings.TrimSpace(sg.Object))
-			ws := strings.Fields(val)
-			for i := 0; i+1 < len(ws); i++ {
-				m, u, ok := quantity(ws[i : i+2])
-				if !ok || u != unit || m == n {
-					continue
-				}
-				if retires != "" && retires != val {
-					return "", "", false // two values: which one is meant is not known
-				}
-				retires = val
+			if retires != "" && retires != val {
+				return "", "", false // two values: which one is meant is not known
 			}
+			retires = val
 		}
 	}
 	return q, retires, retires != ""
