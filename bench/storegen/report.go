@@ -35,7 +35,7 @@ type promptInfo struct {
 	Stop  []string `json:"stop_terms"`
 	Match string   `json:"fts_query"`
 	// Hits counts the episodes matching a searched term; Ranked those
-	// the hook ranks (recall.DefaultFTSWindow newest matches shared among
+	// the hook ranks (recall.DefaultSettings.FTSWindow newest matches shared among
 	// the terms); VisibleHits the matches of the prompt's project and
 	// global scope.
 	Hits        int `json:"fts_hits"`
@@ -134,7 +134,7 @@ func hits(args []string) error {
 			if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", p.Match).Scan(&p.Hits); err != nil {
 				return err
 			}
-			m, err := db.SearchTerms(ctx, searched, nil, recall.TermWindow(recall.DefaultFTSWindow, len(searched)), 1<<30)
+			m, err := db.SearchTerms(ctx, searched, nil, recall.TermWindow(recall.DefaultSettings.FTSWindow, len(searched)), 1<<30)
 			if err != nil {
 				return err
 			}

@@ -172,7 +172,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 func explainBelief(c recall.Candidate) string {
 	how := "found by the prompt"
 	if c.Linked != "" {
-		how = fmt.Sprintf("linked from %s conf=%.2f (its score: %.1f × conf × its parent's)", c.Linked, c.LinkConfidence, recall.LinkDiscount)
+		how = fmt.Sprintf("linked from %s conf=%.2f (its score: %.1f × conf × its parent's)", c.Linked, c.LinkConfidence, recall.DefaultSettings.LinkDiscount)
 	}
 	if c.Rank > 0 {
 		how += fmt.Sprintf("; rank %.3f over the links", c.Rank)

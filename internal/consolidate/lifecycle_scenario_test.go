@@ -88,8 +88,8 @@ func TestLifecycleScenario(t *testing.T) {
 	r := recall.New(home, nil)
 	res := r.Recall(ctx, recall.Query{Text: "where should the shared fixtures for the new tests live?", ProjectPath: "/src/tools", Now: now})
 	g := recall.LoadGraph(home)
-	recall.BoostSubjects(&res, g, "where should the shared fixtures for the new tests live?")
-	recall.ExpandLinks(&res, g, "/src/tools")
+	recall.DefaultSettings.BoostSubjects(&res, g, "where should the shared fixtures for the new tests live?")
+	recall.DefaultSettings.ExpandLinks(&res, g, "/src/tools")
 	var parent, neighbour *recall.Candidate
 	for i := range res.Beliefs {
 		switch res.Beliefs[i].ID {
@@ -101,10 +101,10 @@ func TestLifecycleScenario(t *testing.T) {
 			}
 		}
 	}
-	if parent == nil || neighbour == nil || neighbour.Score != recall.LinkDiscount*parent.Score {
+	if parent == nil || neighbour == nil || neighbour.Score != recall.DefaultSettings.LinkDiscount*parent.Score {
 		t.Fatalf("recall: %+v", res.Beliefs)
 	}
-	text, _ := recall.Format(res, recall.DefaultLimits, now)
+	text, _ := recall.Format(res, recall.DefaultSettings.Limits, now)
 	if !strings.Contains(text, fixtures.Statement[:20]) || !strings.Contains(text, neighbour.Text) {
 		t.Fatalf("injected context holds the fixtures belief and not its neighbour %q:\n%s", neighbour.Text, text)
 	}
@@ -116,9 +116,9 @@ func TestLifecycleScenario(t *testing.T) {
 	for _, c := range res.Beliefs {
 		before[c.ID] = c.Score
 	}
-	recall.BoostSubjects(&res, g, q)
+	recall.DefaultSettings.BoostSubjects(&res, g, q)
 	if len(res.Beliefs) == 0 || res.Beliefs[0].ID != plugins.ID || res.Beliefs[0].Score <= before[plugins.ID] ||
-		res.Beliefs[0].Score > before[plugins.ID]*(1+recall.SubjectBoost)+1e-9 {
+		res.Beliefs[0].Score > before[plugins.ID]*(1+recall.DefaultSettings.SubjectBoost)+1e-9 {
 		t.Fatalf("subject boost: %v → %+v", before, res.Beliefs)
 	}
 	for _, c := range res.Beliefs[1:] {

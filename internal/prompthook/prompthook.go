@@ -143,7 +143,7 @@ func compose(ctx context.Context, cfg config.Config, in hookio.Input, session st
 	}
 	res := r.Find(ctx, recall.Query{Text: in.Prompt, ProjectPath: root, SessionID: session, Now: now,
 		Exclude: recall.Injected(cfg.Home, session)})
-	text, ids := recall.Format(res, recall.LimitsFor(res), now)
+	text, ids := recall.Format(res, r.LimitsFor(res), now)
 	return answer{text: text, ids: ids, problems: append(problems, res.Problems...)}
 }
 

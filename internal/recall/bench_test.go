@@ -264,7 +264,7 @@ func BenchmarkRecall(b *testing.B) {
 					ix := recall.OpenIndex(s.home) // as the hook: read anew
 					r.DB = ix
 					res := r.Recall(context.Background(), q)
-					recall.Format(res, recall.DefaultLimits, q.Now)
+					recall.Format(res, recall.DefaultSettings.Limits, q.Now)
 					ix.Close()
 					cpu.off()
 				}
@@ -353,7 +353,7 @@ func BenchmarkRecallPhases(b *testing.B) {
 					r.Recall(ctx, q)
 					ix.Close()
 				})
-				phase("format", func() { recall.Format(res, recall.DefaultLimits, now) })
+				phase("format", func() { recall.Format(res, recall.DefaultSettings.Limits, now) })
 			})
 		}
 	}

@@ -137,11 +137,11 @@ func TestSupersededShownAsSuch(t *testing.T) {
 	}
 	cands := []Candidate{mk("ep_000000000001", "the nightly report runs at 02:00 and writes to S3", true),
 		mk("ep_000000000002", "the nightly report runs at 05:00 and writes to S3", false)}
-	Rank(cands, DefaultWeights, now)
+	Rank(cands, DefaultSettings.Weights, now)
 	if cands[0].ID != "ep_000000000002" || cands[1].Score > 0.6*cands[0].Score {
 		t.Fatalf("ranked %s (%.3f) over %s (%.3f)", cands[0].ID, cands[0].Score, cands[1].ID, cands[1].Score)
 	}
-	text, _ := Format(Result{Episodes: cands}, DefaultLimits, now)
+	text, _ := Format(Result{Episodes: cands}, DefaultSettings.Limits, now)
 	lines := strings.Split(text, "\n")
 	var old, cur string
 	for _, l := range lines {
@@ -181,7 +181,7 @@ func TestTwinsShownOnce(t *testing.T) {
 		mk("ep_000000000003", "You are a futures analyst   grounded in Tidy First."),
 		mk("ep_000000000004", "the release checklist lives in docs/RELEASE.md"),
 	}}
-	lim := DefaultLimits
+	lim := DefaultSettings.Limits
 	lim.Memories = 2
 	text, ids := Format(res, lim, now)
 	if n := strings.Count(text, "futures analyst"); n != 1 {

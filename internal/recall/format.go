@@ -11,33 +11,13 @@ import (
 
 // Limits of what one prompt gets.
 type Limits struct {
-	Memories int // memory bites
-	Beliefs  int // belief bites
-	Budget   int // bytes of injected text, framing included
-	BiteMax  int // bytes of one bite's own text
+	Memories int `json:"memories"` // memory bites
+	Beliefs  int `json:"beliefs"`  // belief bites
+	Budget   int `json:"budget"`   // bytes of injected text, framing included
+	BiteMax  int `json:"bite_max"` // bytes of one bite's own text
 	// NeighbourMax bounds each of the exchanges shown next to a memory
 	// (see Recaller.Expand); they are added only while the budget allows.
-	NeighbourMax int
-}
-
-// DefaultLimits: at most 6 memory bites and 2 belief bites in about 750
-// tokens. Bites come first: on conversation facts a sixth exchange that
-// matches the prompt adds more than the neighbours of the first ones.
-var DefaultLimits = Limits{Memories: 6, Beliefs: 2, Budget: 3000, BiteMax: 1200, NeighbourMax: 500}
-
-// ManyLimits are the limits of a prompt that asks for several things
-// (Result.Many): up to 8 memory bites in the same budget, which leave less
-// room to the exchanges next to them. On LoCoMo's multi-hop questions
-// ("what activities does she do?") more bites from more sessions find
-// more of the answer than the neighbours of fewer.
-var ManyLimits = Limits{Memories: 8, Beliefs: 2, Budget: 3000, BiteMax: 1200, NeighbourMax: 500}
-
-// LimitsFor gives the limits of a recall's result.
-func LimitsFor(res Result) Limits {
-	if res.Many {
-		return ManyLimits
-	}
-	return DefaultLimits
+	NeighbourMax int `json:"neighbour_max"`
 }
 
 const header = "Notes recalled from earlier sessions by engram (long-term memory). They may be outdated or wrong: " +

@@ -10,7 +10,7 @@ import (
 )
 
 func TestStoodOut(t *testing.T) {
-	w := DefaultWeights
+	w := DefaultSettings.Weights
 	for _, c := range []struct {
 		name string
 		c    Candidate
@@ -29,7 +29,7 @@ func TestStoodOut(t *testing.T) {
 		if got := stoodOut(c.c, w); got != c.want {
 			t.Errorf("%s: stoodOut=%v", c.name, got)
 		}
-		if got := denseRelevance(c.c, w) >= DefaultMinRelevance; got != c.want {
+		if got := denseRelevance(c.c, w) >= DefaultSettings.MinRelevance; got != c.want {
 			t.Errorf("%s: dense relevance %.2f", c.name, denseRelevance(c.c, w))
 		}
 	}
@@ -68,12 +68,12 @@ func TestDropRestatedBeliefs(t *testing.T) {
 		}
 		return s
 	}
-	got := ids(dropRestatedBeliefs([]Candidate{belief, unrelated, stated}))
+	got := ids(dropRestatedBeliefs([]Candidate{belief, unrelated, stated}, DefaultSettings.RestatedCos))
 	if len(got) != 2 || got[0] != "bl_2" || got[1] != "ep_1" {
 		t.Errorf("with the stated episode: %v", got)
 	}
 	// An episode that is not a statement does not replace a belief.
-	got = ids(dropRestatedBeliefs([]Candidate{belief, plain}))
+	got = ids(dropRestatedBeliefs([]Candidate{belief, plain}, DefaultSettings.RestatedCos))
 	if len(got) != 2 {
 		t.Errorf("with an ordinary episode: %v", got)
 	}
@@ -200,7 +200,7 @@ func TestGateByWordsAndMeaning(t *testing.T) {
 	}
 	ids := episodeIDs
 
-	res := run(DefaultKeepShare, append(slices.Clone(unrelated), playlist)...)
+	res := run(DefaultSettings.KeepShare, append(slices.Clone(unrelated), playlist)...)
 	if res.Open || len(res.Episodes) != 0 {
 		t.Errorf("only a far memory shares the words: open %v, episodes %v", res.Open, ids(res))
 	}
@@ -214,13 +214,13 @@ func TestGateByWordsAndMeaning(t *testing.T) {
 	}
 	top, second := res.Episodes[0].Score, res.Episodes[1].Score
 	t.Logf("scores %.3f %.3f", top, second)
-	kept := run(DefaultKeepShare, append(slices.Clone(unrelated), playlist, budget, snacks)...)
+	kept := run(DefaultSettings.KeepShare, append(slices.Clone(unrelated), playlist, budget, snacks)...)
 	want := []string{snacks.ID}
-	if second >= DefaultKeepShare*top {
+	if second >= DefaultSettings.KeepShare*top {
 		want = append(want, budget.ID)
 	}
 	if !slices.Equal(ids(kept), want) {
-		t.Errorf("with KeepShare %.2f (scores %.3f, %.3f): %v, want %v", DefaultKeepShare, top, second, ids(kept), want)
+		t.Errorf("with KeepShare %.2f (scores %.3f, %.3f): %v, want %v", DefaultSettings.KeepShare, top, second, ids(kept), want)
 	}
 
 	// A store not re-embedded yet (no dense vectors): its memories pass by
@@ -230,7 +230,7 @@ func TestGateByWordsAndMeaning(t *testing.T) {
 		it.Dense = nil
 		plain = append(plain, it)
 	}
-	res = run(DefaultKeepShare, plain...)
+	res = run(DefaultSettings.KeepShare, plain...)
 	if res.Dense == "" || !res.Open || len(res.Episodes) == 0 || res.Episodes[0].ID != snacks.ID {
 		t.Errorf("store without dense vectors: dense %q, open %v, episodes %v", res.Dense, res.Open, ids(res))
 	}
@@ -246,7 +246,7 @@ func TestRankFusesDense(t *testing.T) {
 	fresh := Candidate{Item: Item{Kind: KindEpisode, ID: "ep_new", At: now, Importance: 0.9},
 		Coverage: 0.5, HasDenseCos: true, Dense: 0.45}
 	cs := []Candidate{fresh, old}
-	Rank(cs, DefaultWeights, now)
+	Rank(cs, DefaultSettings.Weights, now)
 	if cs[0].ID != "ep_old" {
 		t.Errorf("with dense cosines: %s (%.3f) before %s (%.3f)", cs[0].ID, cs[0].Score, cs[1].ID, cs[1].Score)
 	}
@@ -254,14 +254,14 @@ func TestRankFusesDense(t *testing.T) {
 	tie := old
 	tie.Dense = fresh.Dense
 	cs = []Candidate{tie, fresh}
-	Rank(cs, DefaultWeights, now)
+	Rank(cs, DefaultSettings.Weights, now)
 	if cs[0].ID != "ep_new" {
 		t.Errorf("equal cosines: %s before %s", cs[0].ID, cs[1].ID)
 	}
 	// Without dense cosines the fresh, important one wins.
 	old.HasDenseCos, fresh.HasDenseCos = false, false
 	cs = []Candidate{old, fresh}
-	Rank(cs, DefaultWeights, now)
+	Rank(cs, DefaultSettings.Weights, now)
 	if cs[0].ID != "ep_new" {
 		t.Errorf("lexical only: %s before %s", cs[0].ID, cs[1].ID)
 	}

@@ -145,6 +145,19 @@ func TestPolicySettings(t *testing.T) {
 	if r.Policy != DefaultPolicy() {
 		t.Error("a file without gates replaced the built-in ones")
 	}
+	// The limits, the link and subject settings and the belief blend are
+	// settings like the others.
+	if err := r.UsePolicyFile(file("limits.json", `{"recall": {"limits": {"memories": 2}, "link_discount": 0.5, "subject_boost": 0.3, "ref_rank": 3, "weights": {"superseded": 0.25, "belief_words": 0.1}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultSettings.Limits
+	lim.Memories = 2
+	if r.LimitsFor(Result{}) != lim || r.LimitsFor(Result{Many: true}) != DefaultSettings.ManyLimits || r.LinkDiscount != 0.5 ||
+		r.SubjectBoost != 0.3 || r.RefRank != 3 || r.Weights.Superseded != 0.25 || r.Weights.BeliefWords != 0.1 ||
+		r.Weights.BeliefMatch != DefaultSettings.Weights.BeliefMatch {
+		t.Errorf("limits %+v (many %+v), link %v, boost %v, ref rank %d, weights %+v", r.LimitsFor(Result{}), r.LimitsFor(Result{Many: true}),
+			r.LinkDiscount, r.SubjectBoost, r.RefRank, r.Weights)
+	}
 	if err := r.UsePolicyFile(file("nogate.json", `{"gates": []}`)); err != nil || r.Policy.Gate(DefaultPolicy().Gates[0].Embedder) != nil {
 		t.Errorf("a file with no gate: err %v, gate %v", err, r.Policy.Gate(DefaultPolicy().Gates[0].Embedder))
 	}
@@ -153,15 +166,25 @@ func TestPolicySettings(t *testing.T) {
 		{`{"recall": {"keep_share": 1.5}}`, "recall.keep_share 1.5: want 0 to 1"},
 		{`{"recall": {"weights": {"recency_days": 0}}}`, "recall.weights.recency_days 0: want more than 0"},
 		{`{"recall": {"max_terms": 0}}`, "recall.max_terms 0: want 1 or more"},
+		{`{"recall": {"limits": {"budget": 0}}}`, "recall.limits.budget 0: want 1 or more"},
+		{`{"recall": {"weights": {"dense_slope": -1}}}`, "recall.weights.dense_slope -1: want more than 0"},
+		{`{"recall": {"link_discount": 2}}`, "recall.link_discount 2: want 0 to 1"},
 	} {
 		r := New(dir, nil)
 		err := r.UsePolicyFile(file("bad.json", c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.body, err, c.want)
 		}
-		if fresh := New(dir, nil); r.KeepShare != fresh.KeepShare || r.Weights != fresh.Weights || r.MaxTerms != fresh.MaxTerms {
+		if fresh := New(dir, nil); r.Settings != fresh.Settings {
 			t.Errorf("%s: a refused file changed the settings", c.body)
 		}
+	}
+}
+
+// Every default setting is within the range a policy file is held to.
+func TestDefaultSettingsInRange(t *testing.T) {
+	if err := DefaultSettings.check(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -28,13 +28,6 @@ import (
 // before, within the same limits. The hook reads one small file and opens
 // no database.
 
-// LinkDiscount is a linked neighbour's share of its parent's score, for a
-// link of full confidence.
-const LinkDiscount = 0.8
-
-// LinkParents is how many of the top beliefs bring their neighbours.
-const LinkParents = 3
-
 // Linked is a belief linked to another, with what a bite of it shows and
 // the link's confidence (package edge).
 type Linked struct {
@@ -193,7 +186,7 @@ func (g *GraphFile) about(words string) map[string]bool {
 // times the link's confidence (of the parents it is linked to, the one
 // that gives it the most), leaving out links under edge.PruneFloor; then
 // it orders the beliefs by their rank over the links it read (pageRank).
-func ExpandLinks(res *Result, g *GraphFile, projectPath string) {
+func (s Settings) ExpandLinks(res *Result, g *GraphFile, projectPath string) {
 	if g == nil || len(g.data) == 0 || len(res.Beliefs) == 0 {
 		return
 	}
@@ -207,13 +200,13 @@ func ExpandLinks(res *Result, g *GraphFile, projectPath string) {
 	}
 	var links []graphEdge
 	found := len(res.Beliefs)
-	for pi := range min(LinkParents, found) {
+	for pi := range min(s.LinkParents, found) {
 		p := res.Beliefs[pi]
 		for _, l := range g.linksOf(p.ID) {
 			if !edge.Followed(float64(l.Edge)) || have[l.ID] || l.ID == p.ID {
 				continue
 			}
-			score := LinkDiscount * p.Score * float64(l.Edge)
+			score := s.LinkDiscount * p.Score * float64(l.Edge)
 			i, ok := at[l.ID]
 			switch {
 			case !ok && l.ProjectPath != "" && l.ProjectPath != projectPath:
@@ -306,16 +299,11 @@ func pageRank(cands []Candidate, links []graphEdge) []float64 {
 	return r
 }
 
-// SubjectBoost is the bounded boost of a memory about a subject the prompt
-// names: its score is multiplied by 1 + SubjectBoost, once however many
-// subjects it is about.
-const SubjectBoost = 0.15
-
 // BoostSubjects raises the score of the found beliefs and episodes about a
 // subject the prompt names (a whole word or words of it, any case) by
 // SubjectBoost, and orders each list by score again. It finds nothing
 // new: it only reorders what recall found.
-func BoostSubjects(res *Result, g *GraphFile, prompt string) {
+func (s Settings) BoostSubjects(res *Result, g *GraphFile, prompt string) {
 	if g == nil || len(g.data) == 0 || len(res.Beliefs)+len(res.Episodes) == 0 {
 		return
 	}
@@ -327,7 +315,7 @@ func BoostSubjects(res *Result, g *GraphFile, prompt string) {
 		changed := false
 		for i := range *list {
 			if c := &(*list)[i]; about[c.ID] {
-				c.Score *= 1 + SubjectBoost
+				c.Score *= 1 + s.SubjectBoost
 				changed = true
 			}
 		}

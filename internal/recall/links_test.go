@@ -27,7 +27,7 @@ func TestExpandLinks(t *testing.T) {
 	}
 	res := Result{Beliefs: []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_a"}, Score: 1}, {Item: Item{Kind: KindBelief, ID: "bl_b"}, Score: 0.5},
 		{Item: Item{Kind: KindBelief, ID: "bl_c"}, Score: 0.45}, {Item: Item{Kind: KindBelief, ID: "bl_d"}, Score: 0.4}}}
-	ExpandLinks(&res, LoadGraph(home), "/p")
+	DefaultSettings.ExpandLinks(&res, LoadGraph(home), "/p")
 	score := map[string]float64{}
 	for _, c := range res.Beliefs {
 		score[c.ID] = c.Score
@@ -52,7 +52,7 @@ func TestExpandLinks(t *testing.T) {
 	}
 	// No beliefs, or no file: nothing changes.
 	empty := Result{}
-	ExpandLinks(&empty, LoadGraph(home), "/p")
+	DefaultSettings.ExpandLinks(&empty, LoadGraph(home), "/p")
 	if len(empty.Beliefs) != 0 {
 		t.Fatal("neighbours without a parent")
 	}
@@ -75,7 +75,7 @@ func TestExpandLinksWeighsByConfidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := Result{Beliefs: []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_p"}, Score: 1}, {Item: Item{Kind: KindBelief, ID: "bl_q"}, Score: 0.5}}}
-	ExpandLinks(&res, LoadGraph(home), "")
+	DefaultSettings.ExpandLinks(&res, LoadGraph(home), "")
 	got := ids(res.Beliefs)
 	if slices.Contains(got, "bl_pruned") || !slices.Contains(got, "bl_edge") {
 		t.Fatalf("pruning: %v", got)
@@ -112,7 +112,7 @@ func TestPageRankRefinesTheOrder(t *testing.T) {
 	found := []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_A"}, Score: 1}, {Item: Item{Kind: KindBelief, ID: "bl_B"}, Score: 0.9},
 		{Item: Item{Kind: KindBelief, ID: "bl_C"}, Score: 0.85}, {Item: Item{Kind: KindBelief, ID: "bl_D"}, Score: 0.6}}
 	res := Result{Beliefs: slices.Clone(found)}
-	ExpandLinks(&res, LoadGraph(home), "")
+	DefaultSettings.ExpandLinks(&res, LoadGraph(home), "")
 
 	// The same graph, solved: r = (1-d)·p + d·Mᵀr, M the links' weights
 	// row-normalised (a node without a link keeps its own), p the scores.
@@ -229,7 +229,7 @@ func TestGraphFileFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := Result{Beliefs: []Candidate{{Item: Item{Kind: KindBelief, ID: "bl_a"}, Score: 1}}}
-	ExpandLinks(&res, LoadGraph(old), "")
+	DefaultSettings.ExpandLinks(&res, LoadGraph(old), "")
 	if len(res.Beliefs) != 1 {
 		t.Fatalf("an old-format line was followed: %+v", res.Beliefs)
 	}
@@ -268,7 +268,7 @@ func TestBoostSubjects(t *testing.T) {
 		}
 	}
 	res := mk()
-	BoostSubjects(&res, subjects, "Why does the deploy to Fly.io fail? Our PYTEST fixtures pass.")
+	DefaultSettings.BoostSubjects(&res, subjects, "Why does the deploy to Fly.io fail? Our PYTEST fixtures pass.")
 	if got := ids(res.Beliefs); !slices.Equal(got, []string{"bl_f", "bl_x", "bl_b"}) || !closeTo(res.Beliefs[0].Score, 0.9*1.15) {
 		t.Fatalf("beliefs %v (%v)", got, res.Beliefs[0].Score)
 	}
@@ -277,13 +277,13 @@ func TestBoostSubjects(t *testing.T) {
 	}
 	// Bounded: a memory about two named subjects is boosted once.
 	res = mk()
-	BoostSubjects(&res, graph(map[string][]string{"fly.io": {"ep_2"}, "deploy": {"ep_2"}}), "deploy to fly.io")
+	DefaultSettings.BoostSubjects(&res, graph(map[string][]string{"fly.io": {"ep_2"}, "deploy": {"ep_2"}}), "deploy to fly.io")
 	if res.Episodes[0].ID != "ep_2" || !closeTo(res.Episodes[0].Score, 0.45*1.15) {
 		t.Fatalf("boosted twice: %+v", res.Episodes[0])
 	}
 	// Part of a word is no mention: "bundle" does not name bun.
 	res = mk()
-	BoostSubjects(&res, subjects, "the bundle is too big")
+	DefaultSettings.BoostSubjects(&res, subjects, "the bundle is too big")
 	if res.Beliefs[2].Score != 0.5 {
 		t.Fatalf("bun boosted by bundle: %+v", res.Beliefs)
 	}
@@ -319,8 +319,8 @@ func BenchmarkGraphAtPrompt(b *testing.B) {
 		res := Result{Beliefs: []Candidate{{Item: Item{ID: "bl_000000000001"}, Score: 1}},
 			Episodes: []Candidate{{Item: Item{ID: "ep_000000000011"}, Score: 0.5}}}
 		gr := LoadGraph(home)
-		BoostSubjects(&res, gr, "does tool1 work with tool7 here?")
-		ExpandLinks(&res, gr, "")
+		DefaultSettings.BoostSubjects(&res, gr, "does tool1 work with tool7 here?")
+		DefaultSettings.ExpandLinks(&res, gr, "")
 		if len(res.Beliefs) != 4 {
 			b.Fatalf("beliefs %d", len(res.Beliefs))
 		}
@@ -351,7 +351,7 @@ func BenchmarkExpandLinksInMemory(b *testing.B) {
 	}
 	for b.Loop() {
 		res := Result{Beliefs: slices.Clone(found)}
-		ExpandLinks(&res, gr, "")
+		DefaultSettings.ExpandLinks(&res, gr, "")
 		if len(res.Beliefs) != 29 {
 			b.Fatalf("beliefs %d", len(res.Beliefs))
 		}

@@ -35,10 +35,10 @@ func TestAsksForMany(t *testing.T) {
 			t.Errorf("AsksForMany(%q) = %v, want %v", c.prompt, got, c.want)
 		}
 	}
-	if l := LimitsFor(Result{Many: true}); l.Memories <= DefaultLimits.Memories || l.Budget != DefaultLimits.Budget {
+	if l := DefaultSettings.LimitsFor(Result{Many: true}); l.Memories <= DefaultSettings.Limits.Memories || l.Budget != DefaultSettings.Limits.Budget {
 		t.Errorf("limits of a prompt that asks for many: %+v", l)
 	}
-	if LimitsFor(Result{}) != DefaultLimits {
+	if DefaultSettings.LimitsFor(Result{}) != DefaultSettings.Limits {
 		t.Error("limits of another prompt are not the defaults")
 	}
 }
@@ -72,9 +72,9 @@ func TestManyKeepsMore(t *testing.T) {
 	for i := range 9 {
 		res.Episodes = append(res.Episodes, Candidate{Item: Item{Kind: KindEpisode, ID: fmt.Sprintf("ep_%d", i), Text: fmt.Sprintf("short memory %d", i)}})
 	}
-	_, six := Format(res, LimitsFor(res), now)
+	_, six := Format(res, DefaultSettings.LimitsFor(res), now)
 	res.Many = true
-	text, eight := Format(res, LimitsFor(res), now)
+	text, eight := Format(res, DefaultSettings.LimitsFor(res), now)
 	if len(six) != 6 || len(eight) != 8 || strings.Count(text, "[Memory") != 8 {
 		t.Errorf("bites: %d with the defaults, %d for many (%d shown)", len(six), len(eight), strings.Count(text, "[Memory"))
 	}

@@ -70,10 +70,10 @@ func TestAsksAboutThePast(t *testing.T) {
 func TestPastGateIsLower(t *testing.T) {
 	r := New("", nil)
 	g := r.gate(true)
-	if g == r || g.OpenCoverage != DefaultPastOpenCoverage || g.OpenScore != DefaultPastOpenScore || g.WordScore != DefaultPastWordScore {
+	if g == r || g.OpenCoverage != DefaultSettings.PastOpenCoverage || g.OpenScore != DefaultSettings.PastOpenScore || g.WordScore != DefaultSettings.PastWordScore {
 		t.Fatalf("past gate: %+v", g)
 	}
-	if r.gate(false) != r || r.OpenCoverage != DefaultOpenCoverage {
+	if r.gate(false) != r || r.OpenCoverage != DefaultSettings.OpenCoverage {
 		t.Fatalf("the gate of other prompts changed: %+v", r)
 	}
 	// One shared word of three, near in meaning: opens for a question

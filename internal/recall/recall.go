@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -93,102 +92,6 @@ type Recaller struct {
 	Observe func(v *GateView, c *Candidate, passed bool)
 }
 
-// Settings are a Recaller's hand-set settings, by the names a policy
-// file's "recall" object gives them (UsePolicyFile).
-type Settings struct {
-	Weights Weights `json:"weights"`
-	// DenseLimit bounds the candidates the dense search of the index adds.
-	DenseLimit int `json:"dense_limit"`
-	// OpenCoverage and OpenScore: with the sentence embedder, memories
-	// pass by their words only when the store has something about the
-	// prompt: an episode that holds at least OpenCoverage of the prompt's
-	// weighted terms and whose coverage plus dense cosine is at least
-	// OpenScore (it shares the prompt's rarer words and is near it in
-	// meaning, not a few common words of general chat).
-	OpenCoverage float64 `json:"open_coverage"`
-	OpenScore    float64 `json:"open_score"`
-	// LexicalOpenCoverage: an episode without a dense vector of the
-	// prompt's embedder (not re-embedded yet) opens the gate by its
-	// coverage alone when it holds at least this share.
-	LexicalOpenCoverage float64 `json:"lexical_open_coverage"`
-	// WordScore: with the sentence embedder, an episode passes by its
-	// words only when its coverage plus dense cosine is at least this.
-	WordScore float64 `json:"word_score"`
-	// PastOpenCoverage, PastOpenScore and PastWordScore replace
-	// OpenCoverage, OpenScore and WordScore for a prompt that asks what
-	// happened (AsksAboutThePast): it asks to remember, so a memory that
-	// shares fewer of its words, near it in meaning, is worth showing.
-	PastOpenCoverage float64 `json:"past_open_coverage"`
-	PastOpenScore    float64 `json:"past_open_score"`
-	PastWordScore    float64 `json:"past_word_score"`
-	// KeepShare: with the sentence embedder, an episode whose score is
-	// below this share of the best episode's is dropped (a trailing bite
-	// that matches much less than the best one is most often noise).
-	KeepShare float64 `json:"keep_share"`
-	// ManyKeepShare is KeepShare for a prompt that asks for several
-	// things (AsksForMany): their memories score less alike.
-	ManyKeepShare float64 `json:"many_keep_share"`
-	// MinRelevance is the gate a candidate must pass: the larger of its
-	// vector similarity and its share of the prompt's terms. A candidate
-	// must also share at least one term with the prompt that is not a stop
-	// term.
-	MinRelevance float64 `json:"min_relevance"`
-	// FTSLimit bounds the candidates of the FTS query.
-	FTSLimit int `json:"fts_limit"`
-	// FTSWindow bounds the matches the full-text search ranks, shared
-	// among its terms: each term's newest FTSWindow/terms matches (0: all).
-	// Its cost is in proportion to them, whatever the size of the store.
-	FTSWindow int `json:"fts_window"`
-	// MaxTerms bounds the terms of the FTS query.
-	MaxTerms int `json:"max_terms"`
-}
-
-// DefaultSettings are New's.
-var DefaultSettings = Settings{Weights: DefaultWeights, MinRelevance: DefaultMinRelevance, FTSLimit: DefaultFTSLimit,
-	FTSWindow: DefaultFTSWindow, MaxTerms: DefaultMaxTerms, DenseLimit: DefaultDenseLimit, OpenCoverage: DefaultOpenCoverage,
-	OpenScore: DefaultOpenScore, LexicalOpenCoverage: DefaultLexicalOpen, WordScore: DefaultWordScore, KeepShare: DefaultKeepShare,
-	ManyKeepShare: DefaultManyKeep, PastOpenCoverage: DefaultPastOpenCoverage, PastOpenScore: DefaultPastOpenScore,
-	PastWordScore: DefaultPastWordScore}
-
-// check refuses a setting out of its range: the shares, thresholds and
-// weights 0 to 1, recency_days more than 0, the limits 1 or more and
-// fts_window 0 (all) or more.
-func (s Settings) check() error { return checkRange(reflect.ValueOf(s), "recall") }
-
-func checkRange(v reflect.Value, at string) error {
-	for i := range v.NumField() {
-		name := at + "." + strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.Struct:
-			if err := checkRange(f, name); err != nil {
-				return err
-			}
-		case reflect.Float64:
-			x := f.Float()
-			switch {
-			case name == "recall.weights.recency_days":
-				if !(x > 0) {
-					return fmt.Errorf("%s %v: want more than 0", name, x)
-				}
-			case !(x >= 0 && x <= 1):
-				return fmt.Errorf("%s %v: want 0 to 1", name, x)
-			}
-		case reflect.Int:
-			n := f.Int()
-			switch {
-			case name == "recall.fts_window":
-				if n < 0 {
-					return fmt.Errorf("%s %d: want 0 (all) or more", name, n)
-				}
-			case n < 1:
-				return fmt.Errorf("%s %d: want 1 or more", name, n)
-			}
-		}
-	}
-	return nil
-}
-
 // Query is one recall request.
 type Query struct {
 	Text        string
@@ -242,37 +145,17 @@ type Result struct {
 	denseRef   float32
 }
 
-// Defaults of New.
-const (
-	DefaultMinRelevance = 0.2
-	DefaultFTSLimit     = 15
-	DefaultFTSWindow    = 600
-	DefaultMaxTerms     = 10
-	DefaultDenseLimit   = 15
-	DefaultOpenCoverage = 0.3
-	DefaultOpenScore    = 0.75
-	DefaultLexicalOpen  = 0.4
-	DefaultWordScore    = 0.7
-	DefaultKeepShare    = 0.7
-	DefaultManyKeep     = 0.5
-	// The gate for a prompt that asks what happened.
-	DefaultPastOpenCoverage = 0.1
-	DefaultPastOpenScore    = 0.5
-	DefaultPastWordScore    = 0.5
-	// RefRank: the reference of the dense gate is the cosine of the
-	// RefRank-th nearest episode.
-	RefRank = 6
-	// BeliefFloor: a belief of this confidence or less is never recalled,
-	// nor written into the recollection files. Set by hand, not fitted: a
-	// belief at or under it has been contradicted more often than
-	// supported (from the Beta(1, 1) prior, one support and two
-	// contradictions give 0.40).
-	BeliefFloor = 0.4
-	// MaxQueryBytes: only the start of a longer prompt is used (a pasted
-	// log or file says what it is about early on, and a hook must not spend
-	// its deadline on a megabyte of text).
-	MaxQueryBytes = 8 << 10
-)
+// BeliefFloor: a belief of this confidence or less is never recalled,
+// nor written into the recollection files. Set by hand, not fitted: a
+// belief at or under it has been contradicted more often than
+// supported (from the Beta(1, 1) prior, one support and two
+// contradictions give 0.40).
+const BeliefFloor = 0.4
+
+// MaxQueryBytes: only the start of a longer prompt is used (a pasted log or
+// file says what it is about early on, and a hook must not spend its
+// deadline on a megabyte of text).
+const MaxQueryBytes = 8 << 10
 
 // New returns a Recaller with default settings.
 func New(home string, db Searcher) *Recaller {
@@ -289,10 +172,10 @@ func (r *Recaller) Find(ctx context.Context, q Query) Result {
 	res := r.Recall(ctx, q)
 	if len(res.Beliefs)+len(res.Episodes) > 0 {
 		g := LoadGraph(r.Home)
-		BoostSubjects(&res, g, q.Text)
-		ExpandLinks(&res, g, q.ProjectPath)
+		r.BoostSubjects(&res, g, q.Text)
+		r.ExpandLinks(&res, g, q.ProjectPath)
 	}
-	r.Expand(ctx, &res, LimitsFor(res).Memories)
+	r.Expand(ctx, &res, r.LimitsFor(res).Memories)
 	return res
 }
 
@@ -516,7 +399,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) Result {
 			kept = append(kept, *c)
 		}
 	}
-	kept = dropRestatedBeliefs(kept)
+	kept = dropRestatedBeliefs(kept, r.RestatedCos)
 	Rank(kept, r.Weights, q.Now)
 	if res.Dense != "" {
 		keep := r.KeepShare
@@ -644,14 +527,14 @@ func (r *Recaller) addDense(ctx context.Context, q Query, name string, qv, qloca
 	var hits []DenseHit
 	if ds, ok := r.DB.(DenseSearcher); ok && r.DenseLimit > 0 {
 		var err error
-		hits, err = ds.DenseSearch(ctx, name, qv, -1, max(r.DenseLimit, RefRank), q.ProjectPath)
+		hits, err = ds.DenseSearch(ctx, name, qv, -1, max(r.DenseLimit, r.RefRank), q.ProjectPath)
 		if err != nil {
 			res.Problems = append(res.Problems, err.Error())
 		}
 	}
 	ref := float32(r.Weights.DenseFloor) // too few memories to compare with
-	if len(hits) >= RefRank {
-		ref = hits[RefRank-1].Cos
+	if len(hits) >= r.RefRank {
+		ref = hits[r.RefRank-1].Cos
 	}
 	res.denseRef = ref
 	for _, c := range *cands {
@@ -791,10 +674,6 @@ func searchTerms(terms []term, max int) []int {
 	return keep
 }
 
-// NeighbourWindow is how far (in stored episodes) Expand looks for an
-// episode's neighbours in its session.
-const NeighbourWindow = 4
-
 // Expand gives the first n episodes of res the exchanges just before and
 // after them in their session, which their bites show too: a conversation's
 // answer is often in the turn after the one that matches the prompt, and
@@ -808,7 +687,7 @@ func (r *Recaller) Expand(ctx context.Context, res *Result, n int) {
 	for i, e := range eps {
 		items[i] = e.Item
 	}
-	nb, err := r.DB.Neighbours(ctx, items, NeighbourWindow)
+	nb, err := r.DB.Neighbours(ctx, items, r.NeighbourWindow)
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
 		return
@@ -1013,14 +892,14 @@ func EpisodeItem(e episode.Episode) Item {
 // stated the same thing is also kept (their dense vectors nearly agree):
 // one bite says it, in the user's own words, which carry what the belief's
 // short statement leaves out ("in beauty products").
-func dropRestatedBeliefs(kept []Candidate) []Candidate {
+func dropRestatedBeliefs(kept []Candidate, restatedCos float64) []Candidate {
 	out := kept[:0]
 	for i, c := range kept {
 		restated := false
 		if c.Kind == KindBelief && c.HasDense() {
 			for j := range kept {
 				e := &kept[j]
-				if j != i && e.Kind == KindEpisode && e.Stated && e.HasDense() && denseBetween(&c.Item, &e.Item) >= RestatedCos {
+				if j != i && e.Kind == KindEpisode && e.Stated && e.HasDense() && float64(denseBetween(&c.Item, &e.Item)) >= restatedCos {
 					restated = true
 					break
 				}
@@ -1032,10 +911,6 @@ func dropRestatedBeliefs(kept []Candidate) []Candidate {
 	}
 	return out
 }
-
-// RestatedCos is the cosine between a belief and a stated episode from
-// which they say the same.
-const RestatedCos = 0.5
 
 // denseBetween is the cosine between two items' dense vectors (0 when one
 // lacks it or their sizes differ).

@@ -190,13 +190,13 @@ func TestFormat(t *testing.T) {
 	if tiny, _ := Format(res, Limits{Memories: 3, Beliefs: 2, Budget: 300, BiteMax: 100}, now); len(tiny) > 300 {
 		t.Errorf("budget exceeded: %d", len(tiny))
 	}
-	if empty, ids := Format(Result{}, DefaultLimits, now); empty != "" || ids != nil {
+	if empty, ids := Format(Result{}, DefaultSettings.Limits, now); empty != "" || ids != nil {
 		t.Error("empty result formatted")
 	}
 	// The defaults' budget holds too: the long bite is clipped, the rest
 	// fits or is left out.
-	if def, _ := Format(res, DefaultLimits, now); len(def) > DefaultLimits.Budget || !strings.Contains(def, "fourth") {
-		t.Errorf("default limits: %d bytes (budget %d), fourth memory shown: %v", len(def), DefaultLimits.Budget, strings.Contains(def, "fourth"))
+	if def, _ := Format(res, DefaultSettings.Limits, now); len(def) > DefaultSettings.Limits.Budget || !strings.Contains(def, "fourth") {
+		t.Errorf("default limits: %d bytes (budget %d), fourth memory shown: %v", len(def), DefaultSettings.Limits.Budget, strings.Contains(def, "fourth"))
 	}
 }
 
@@ -233,7 +233,7 @@ func TestRelevanceGate(t *testing.T) {
 		{0.25, 0, true},
 		{0.1, 0.1, false},
 	} {
-		if got := Relevant(Candidate{Coverage: c.cov, Cos: c.cos}, DefaultWeights, DefaultMinRelevance); got != c.want {
+		if got := Relevant(Candidate{Coverage: c.cov, Cos: c.cos}, DefaultSettings.Weights, DefaultSettings.MinRelevance); got != c.want {
 			t.Errorf("coverage %v cosine %v: relevant=%v", c.cov, c.cos, got)
 		}
 	}
@@ -246,7 +246,7 @@ func TestFormatNeighbours(t *testing.T) {
 		{Item: Item{Kind: KindEpisode, ID: "ep_1", Text: "deployed to fly", Detail: "Ada: deploy it with flyctl", At: now}, Before: &prev, After: &next},
 		{Item: Item{Kind: KindEpisode, ID: "ep_5", Text: "second memory", At: now}, After: &Item{ID: "ep_6", Text: "after the second"}},
 	}}
-	text, used := Format(res, DefaultLimits, now)
+	text, used := Format(res, DefaultSettings.Limits, now)
 	want := "[Memory · just now] Ada: deploy it with flyctl (just before: Ada: shall we try fly?) (just after: Bo: it deployed in two minutes)"
 	if !strings.Contains(text, want) || !strings.Contains(text, "[Memory · just now] second memory (just after: after the second)") {
 		t.Errorf("context:\n%s", text)
@@ -256,8 +256,8 @@ func TestFormatNeighbours(t *testing.T) {
 	}
 	// The budget keeps every bite first, then the exchanges after, best
 	// memory first, then those before.
-	base, _ := Format(Result{Episodes: []Candidate{{Item: res.Episodes[0].Item}, {Item: res.Episodes[1].Item}}}, DefaultLimits, now)
-	lim := DefaultLimits
+	base, _ := Format(Result{Episodes: []Candidate{{Item: res.Episodes[0].Item}, {Item: res.Episodes[1].Item}}}, DefaultSettings.Limits, now)
+	lim := DefaultSettings.Limits
 	lim.Budget = len(base) + len(" (just after: Bo: it deployed in two minutes)")
 	text, used = Format(res, lim, now)
 	if strings.Join(used, ",") != "ep_1,ep_2,ep_5" || strings.Contains(text, "before") || len(text) > lim.Budget {
@@ -276,7 +276,7 @@ func TestFormatNeighboursOnce(t *testing.T) {
 		{Item: b, Before: &a},            // ...its neighbour is the first bite
 		{Item: Item{Kind: KindEpisode, ID: "ep_4", Text: "a third memory", At: now}, Before: &c}, // shown before
 	}}
-	text, used := Format(res, DefaultLimits, now)
+	text, used := Format(res, DefaultSettings.Limits, now)
 	if strings.Join(used, ",") != "ep_1,ep_3,ep_2,ep_4" {
 		t.Errorf("ids %v", used)
 	}

@@ -82,7 +82,7 @@ func TestReplacedRoundTrip(t *testing.T) {
 			t.Errorf("item %d reads Replaced %q at %v, want none", i, got[i].Replaced, got[i].ReplacedAt)
 		}
 	}
-	out, _ := Format(Result{Episodes: []Candidate{{Item: got[0]}, {Item: got[1]}}}, DefaultLimits, now)
+	out, _ := Format(Result{Episodes: []Candidate{{Item: got[0]}, {Item: got[1]}}}, DefaultSettings.Limits, now)
 	for _, want := range []string{`· superseded 29 Nov 2026 by "not docker anymore, it's podman"] `, "· superseded by a later correction] "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the bites do not say %q:\n%s", want, out)

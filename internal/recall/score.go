@@ -72,17 +72,24 @@ type Weights struct {
 	// exchange's. A belief found by its words must stand BeliefGap above
 	// the reference too (see Recall's gate).
 	BeliefGap float64 `json:"belief_gap"`
+	// DenseSlope: a memory that stands out has a dense relevance of one
+	// half at its gap, rising by DenseSlope per unit of cosine above it
+	// (to one).
+	DenseSlope float64 `json:"dense_slope"`
+	// A belief's score: BeliefMatch of its confidence times its best
+	// similarity, BeliefStrength of its retrieval strength times its
+	// relevance, BeliefWords of its BM25.
+	BeliefMatch    float64 `json:"belief_match"`
+	BeliefStrength float64 `json:"belief_strength"`
+	BeliefWords    float64 `json:"belief_words"`
+	// SessionNeighbour is added to the score of an episode the session's
+	// neighbours file names.
+	SessionNeighbour float64 `json:"session_neighbour"`
+	// Superseded scales the score of an episode a correction replaced: it
+	// may still be shown (what else it says holds), labelled, but below
+	// what is current.
+	Superseded float64 `json:"superseded"`
 }
-
-// DefaultWeights favour what matches the prompt, then what is fresh,
-// strong and important.
-var DefaultWeights = Weights{BM25: 0.40, Vector: 0.30, Recency: 0.10, Strength: 0.08, Importance: 0.12, RecencyDays: 30,
-	Dense: 0.40, DenseCos: 0.6, FreshShare: 0.1, DenseFloor: 0.25, StatedGap: 0.07, BeliefGap: 0.13, DenseMin: 0.28}
-
-// SupersededWeight scales the score of an episode a correction replaced:
-// it may still be shown (what else it says holds), labelled, but below
-// what is current.
-const SupersededWeight = 0.5
 
 // RetrievalStrength is belief.RetrievalStrength, for episodes and beliefs alike.
 var RetrievalStrength = belief.RetrievalStrength
@@ -110,7 +117,7 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 		strength := RetrievalStrength(c.LastAccess, float64(c.Stability), now)
 		if c.Kind == KindBelief {
 			// The belief design's blend: confidence-weighted similarity first.
-			c.Score = 0.5*float64(c.Confidence)*math.Max(math.Max(cos, bm), denseRelevance(*c, w)) + 0.3*strength*relevance(*c, w) + 0.2*bm
+			c.Score = w.BeliefMatch*float64(c.Confidence)*math.Max(math.Max(cos, bm), denseRelevance(*c, w)) + w.BeliefStrength*strength*relevance(*c, w) + w.BeliefWords*bm
 			continue
 		}
 		age := now.Sub(c.At).Hours() / 24
@@ -125,12 +132,12 @@ func Rank(cands []Candidate, w Weights, now time.Time) {
 			c.Score = w.BM25*bm + w.Vector*cos + w.Dense*denseRelevance(*c, w) + fresh
 		}
 		if c.Neighbor {
-			c.Score += 0.05
+			c.Score += w.SessionNeighbour
 		}
 		if c.Superseded {
 			// What the user corrected since ranks below what it says
-			// about anything else (SupersededWeight).
-			c.Score *= SupersededWeight
+			// about anything else (Weights.Superseded).
+			c.Score *= w.Superseded
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -176,7 +183,7 @@ func denseRelevance(c Candidate, w Weights) float64 {
 	if c.Kind == KindBelief {
 		gap = w.BeliefGap
 	}
-	return math.Min(1, 0.5+5*(float64(c.DenseGap)-gap))
+	return math.Min(1, 0.5+w.DenseSlope*(float64(c.DenseGap)-gap))
 }
 
 // stoodOut reports whether a candidate passes the gate by meaning: a

@@ -112,11 +112,11 @@ func compareSearch(t *testing.T, ctx context.Context, db *store.DB, home string,
 		for _, h := range want {
 			items = append(items, h.Item)
 		}
-		wantN, err := fts.Neighbours(ctx, items, recall.NeighbourWindow)
+		wantN, err := fts.Neighbours(ctx, items, recall.DefaultSettings.NeighbourWindow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotN, err := ix.Neighbours(ctx, items, recall.NeighbourWindow)
+		gotN, err := ix.Neighbours(ctx, items, recall.DefaultSettings.NeighbourWindow)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,12 @@ import (
 // Neighbours is how many episodes a session's neighbours file holds.
 const Neighbours = 10
 
+// NeighbourCos is the least cosine of a session neighbour with the
+// session's latest exchange: set by hand with the neighbours files
+// (ce3bec3), no figure measured; the prompt hook gates what they bring
+// as it gates every other candidate.
+const NeighbourCos = 0.3
+
 // BuildNeighbours writes, for every session active since the given time, the
 // episodes nearest its latest exchange by the configured embedder (remote
 // when one is configured): the prompt hook then gets semantic neighbours
@@ -54,7 +60,7 @@ func BuildNeighbours(ctx context.Context, db *store.DB, home string, embedderNam
 			if j == i || !(r.Scope == episode.ScopeGlobal || r.ProjectPath == a.ProjectPath) {
 				continue
 			}
-			if s := embed.Cosine(q, r.Vector); s > 0.3 {
+			if s := embed.Cosine(q, r.Vector); s > NeighbourCos {
 				hits = append(hits, hit{j, s})
 			}
 		}

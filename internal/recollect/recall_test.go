@@ -166,21 +166,21 @@ func TestExpandWithSessionNeighbours(t *testing.T) {
 	if len(res.Episodes) != 1 || res.Episodes[0].ID != "ep_000000000002" {
 		t.Fatalf("recall: %v", ids(res.Episodes))
 	}
-	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
+	r.Expand(ctx, &res, recall.DefaultSettings.Limits.Memories)
 	e := res.Episodes[0]
 	// The question just before is what the memory answers; the one after
 	// moves on to something the prompt does not ask about.
 	if e.Before == nil || e.Before.ID != "ep_000000000001" || e.After != nil {
 		t.Fatalf("neighbours: before %+v after %+v", e.Before, e.After)
 	}
-	text, _ := recall.Format(res, recall.DefaultLimits, now)
+	text, _ := recall.Format(res, recall.DefaultSettings.Limits, now)
 	if !strings.Contains(text, "where do we host the billing app?") || strings.Contains(text, "and the database?") ||
 		strings.Contains(text, "Neon") {
 		t.Errorf("context:\n%s", text)
 	}
 	// A prompt about the database too gets the exchange after as well.
 	res = r.Recall(ctx, recall.Query{Text: "flyctl database", ProjectPath: "/src/billing", Now: now})
-	r.Expand(ctx, &res, recall.DefaultLimits.Memories)
+	r.Expand(ctx, &res, recall.DefaultSettings.Limits.Memories)
 	for _, c := range res.Episodes {
 		if c.ID == "ep_000000000002" && (c.After == nil || c.After.ID != "ep_000000000003") {
 			t.Errorf("with database in the prompt: after %+v", c.After)
