@@ -149,7 +149,7 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 	for _, c := range res.Beliefs {
 		fmt.Fprintf(e.stdout, "[B] %.3f  %s  (%s, confidence %.2f) %s\n", c.Score, c.ID, cmp.Or(kinds[c.ID], "-"), c.Confidence, c.Text)
 		if *explain {
-			fmt.Fprintf(e.stdout, "      %s\n", explainBelief(c))
+			fmt.Fprintf(e.stdout, "      %s\n", explainBelief(c, r.LinkDiscount))
 		}
 	}
 	for _, c := range res.Episodes {
@@ -167,12 +167,13 @@ func cmdRecall(ctx context.Context, e *env, args []string) error {
 }
 
 // explainBelief says how recall came to a belief: by a link (the belief
-// it is linked from, the link's confidence) or by the prompt, and where
+// it is linked from, the link's confidence, the discount recall applied)
+// or by the prompt, and where
 // the links put it (its rank, when recall followed any).
-func explainBelief(c recall.Candidate) string {
+func explainBelief(c recall.Candidate, discount float64) string {
 	how := "found by the prompt"
 	if c.Linked != "" {
-		how = fmt.Sprintf("linked from %s conf=%.2f (its score: %.1f × conf × its parent's)", c.Linked, c.LinkConfidence, recall.DefaultSettings.LinkDiscount)
+		how = fmt.Sprintf("linked from %s conf=%.2f (its score: %.1f × conf × its parent's)", c.Linked, c.LinkConfidence, discount)
 	}
 	if c.Rank > 0 {
 		how += fmt.Sprintf("; rank %.3f over the links", c.Rank)

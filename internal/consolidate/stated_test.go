@@ -435,3 +435,22 @@ func TestNoBeliefOfNoThing(t *testing.T) {
 	}
 	w.expect("User prefers go.", belief.StatusActive, 4, 1)
 }
+
+// corrected says on day 0 what forms the belief whole, then on day 1 the
+// correction, and returns that belief as it was formed, once the
+// correction has revised it.
+func (w *statedWorld) corrected(say, whole, correction string) *belief.Belief {
+	w.t.Helper()
+	w.day(0, say)
+	old := w.find(whole)
+	if old == nil {
+		w.dump()
+		w.t.Fatal("no belief of the sentence: the check shows nothing")
+	}
+	w.day(1, correction)
+	if b := w.find(whole); b == nil || b.Status != "revised" {
+		w.dump()
+		w.t.Fatalf("the corrected belief: %+v", b)
+	}
+	return old
+}

@@ -210,17 +210,8 @@ func TestCorrectionKeepsAnotherSlotsBelief(t *testing.T) {
 // confidence.
 func TestCorrectionKeepsTheRestOfItsBelief(t *testing.T) {
 	w := newStatedWorld(t)
-	w.day(0, "the bot is hosted on Heroku, and it's written with discord.py")
-	old := w.find("The bot is hosted on Heroku, and it's written with discord.py.")
-	if old == nil {
-		w.dump()
-		t.Fatal("no belief of the sentence: the check shows nothing")
-	}
-	w.day(1, "actually the bot runs on Railway now, not Heroku")
-	if b := w.find("The bot is hosted on Heroku, and it's written with discord.py."); b == nil || b.Status != "revised" {
-		w.dump()
-		t.Fatalf("the corrected belief: %+v", b)
-	}
+	old := w.corrected("the bot is hosted on Heroku, and it's written with discord.py",
+		"The bot is hosted on Heroku, and it's written with discord.py.", "actually the bot runs on Railway now, not Heroku")
 	rest := w.find("The bot is written with discord.py.")
 	if rest == nil || rest.Status != "active" || rest.ParentID != old.ID || rest.Confidence() < old.Confidence()-1e-9 {
 		w.dump()
@@ -326,17 +317,8 @@ func TestVersionedFactsOneSlot(t *testing.T) {
 // to …") keeps the other as the rest of the belief.
 func TestCorrectionKeepsTheOtherPredicate(t *testing.T) {
 	w := newStatedWorld(t)
-	w.day(0, "the nightly export is at 01:30 UTC and goes to B2")
-	old := w.find("The nightly export is at 01:30 UTC and goes to B2.")
-	if old == nil {
-		w.dump()
-		t.Fatal("no belief of the sentence: the check shows nothing")
-	}
-	w.day(1, "actually the nightly export is at 03:00 UTC now, it clashed with the deploys")
-	if b := w.find("The nightly export is at 01:30 UTC and goes to B2."); b == nil || b.Status != "revised" {
-		w.dump()
-		t.Fatalf("the corrected belief: %+v", b)
-	}
+	old := w.corrected("the nightly export is at 01:30 UTC and goes to B2", "The nightly export is at 01:30 UTC and goes to B2.",
+		"actually the nightly export is at 03:00 UTC now, it clashed with the deploys")
 	if rest := w.find("The nightly export goes to B2."); rest == nil || rest.Status != "active" || rest.ParentID != old.ID {
 		w.dump()
 		t.Fatalf("the rest of the corrected belief: %+v", rest)
